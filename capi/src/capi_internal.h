@@ -1,0 +1,80 @@
+// The C boundary's plumbing: status objects, the exception guard, handle conversions.
+// Every exported function is `return Guard(__func__, [&] { ... });` or infallible.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "core/common/dtype.h"
+#include "core/common/error.h"
+#include "core/session/session.h"
+#include "core/tensor/tensor.h"
+#include "oneflow/oneflow_c.h"
+
+struct of_status_t {
+  of_status_code_t code;
+  std::string message;
+};
+
+// Handles are the engine's own objects; the C types are never defined as anything else.
+struct of_session_t : oneflow::Session {
+  using oneflow::Session::Session;
+};
+
+namespace oneflow::capi {
+
+of_status_t* MakeStatus(StatusCode code, std::string message) noexcept;
+
+// Runs fn and turns whatever it throws into a status whose message starts with `function`.
+template <typename Fn>
+of_status_t* Guard(std::string_view function, Fn&& fn) noexcept {
+  try {
+    fn();
+    return nullptr;
+  } catch (const Error& e) {
+    return MakeStatus(e.code(), std::string(function) + ": " + e.message());
+  } catch (const std::bad_alloc&) {
+    return MakeStatus(StatusCode::kResourceExhausted, std::string(function) + ": out of memory");
+  } catch (const std::exception& e) {
+    return MakeStatus(StatusCode::kInternal, std::string(function) + ": internal error: " + e.what());
+  } catch (...) {
+    return MakeStatus(StatusCode::kUnknown, std::string(function) + ": unknown exception");
+  }
+}
+
+// InvalidArgument "argument '<name>' is NULL" unless p is set.
+template <typename T>
+T* Require(T* p, std::string_view name) {
+  if (p == nullptr) OF_THROW(InvalidArgument) << "argument '" << name << "' is NULL";
+  return p;
+}
+
+// Reads a caller's options struct: fields beyond the caller's struct_size keep their defaults, so a
+// caller built against an older header (a smaller struct) stays valid. NULL means all defaults.
+template <typename T>
+T ReadOptions(const T* given, void (*init)(T*), std::string_view name) {
+  T opts;
+  init(&opts);
+  if (given == nullptr) return opts;
+  OF_CHECK(given->struct_size >= sizeof(size_t))
+      << name << "->struct_size is " << given->struct_size << "; initialise the struct with its _init function";
+  std::memcpy(static_cast<void*>(&opts), given, std::min(given->struct_size, sizeof(T)));
+  opts.struct_size = sizeof(T);
+  return opts;
+}
+
+inline const of_dtype_t* Wrap(Symbol<DType> d) { return reinterpret_cast<const of_dtype_t*>(d.get()); }
+inline Symbol<DType> Unwrap(const of_dtype_t* d, std::string_view name = "dtype") {
+  return Symbol<DType>::FromInterned(reinterpret_cast<const DType*>(Require(d, name)));
+}
+
+// A tensor handle is the Tensor itself; the caller's reference is one count on its refcount.
+inline of_tensor_t* Wrap(TensorPtr t) { return reinterpret_cast<of_tensor_t*>(t.Detach()); }
+inline const Tensor& Unwrap(const of_tensor_t* t, std::string_view name = "tensor") {
+  return *reinterpret_cast<const Tensor*>(Require(t, name));
+}
+
+}  // namespace oneflow::capi

@@ -1,0 +1,182 @@
+// Tensor creation, queries and reference counting.
+#include "capi/src/capi_internal.h"
+#include "core/tensor/factory.h"
+
+using namespace oneflow;
+using capi::Guard;
+using capi::Require;
+using capi::Unwrap;
+using capi::Wrap;
+
+namespace {
+
+// The device a creation call targets: the options' device, else the session's default.
+Device TargetDevice(const of_session_t* session, const of_tensor_options_t* options) {
+  const of_tensor_options_t o = capi::ReadOptions(options, of_tensor_options_init, "options");
+  if (o.device_type == 0) return session->default_device();
+  return Device::FromRaw(o.device_type, o.device_index);
+}
+
+// The common body of the creation functions that take (session, dtype, dims, ndim, options, out).
+template <typename Make>
+of_status_t* Create(const char* function, of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
+                    size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor, Make&& make) {
+  return Guard(function, [&] {
+    Require(session, "session");
+    const Symbol<DType> dt = Unwrap(dtype);
+    const Shape shape = Shape::FromRaw(dims, ndim, "dims");
+    const Device device = TargetDevice(session, options);
+    Require(out_tensor, "out_tensor");
+    *out_tensor = Wrap(make(dt, shape, device));
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+void of_tensor_options_init(of_tensor_options_t* options) {
+  if (options == nullptr) return;
+  *options = of_tensor_options_t{};
+  options->struct_size = sizeof(of_tensor_options_t);
+}
+
+of_status_t* of_tensor_from_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                                 const void* data, size_t nbytes, const of_tensor_options_t* options,
+                                 of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor, [&](auto dt, const Shape& s, Device d) {
+    return FromHost(dt, s, data, nbytes, d);
+  });
+}
+
+of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                                  void* data, size_t nbytes, of_deleter_fn deleter, void* user_data,
+                                  of_tensor_t** out_tensor) {
+  // The deleter must run exactly once whatever happens: it is handed to the storage first thing, and
+  // called here if validation fails before that.
+  Storage::Deleter del;
+  if (deleter != nullptr) del = [deleter, user_data](void* p) { deleter(p, user_data); };
+  bool handed_over = false;
+  of_status_t* status = Guard(__func__, [&] {
+    Require(session, "session");
+    Require(out_tensor, "out_tensor");
+    const Symbol<DType> dt = Unwrap(dtype);
+    const Shape shape = Shape::FromRaw(dims, ndim, "dims");
+    handed_over = true;
+    *out_tensor = Wrap(AdoptHost(dt, shape, data, nbytes, std::move(del)));
+  });
+  if (!handed_over && deleter != nullptr) deleter(data, user_data);
+  return status;
+}
+
+of_status_t* of_tensor_empty(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Empty(dt, s, d); });
+}
+
+of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, 0.0, d); });
+}
+
+of_status_t* of_tensor_ones(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                            const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, 1.0, d); });
+}
+
+of_status_t* of_tensor_full(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                            double value, const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, value, d); });
+}
+
+of_status_t* of_tensor_rand(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                            const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Rand(session->generator(), dt, s, d); });
+}
+
+of_status_t* of_tensor_randn(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
+                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
+                [&](auto dt, const Shape& s, Device d) { return Randn(session->generator(), dt, s, d); });
+}
+
+of_status_t* of_tensor_arange(of_session_t* session, double start, double end, double step, const of_dtype_t* dtype,
+                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
+  return Guard(__func__, [&] {
+    Require(session, "session");
+    const Symbol<DType> dt = Unwrap(dtype);
+    const Device device = TargetDevice(session, options);
+    Require(out_tensor, "out_tensor");
+    *out_tensor = Wrap(Arange(start, end, step, dt, device));
+  });
+}
+
+void of_tensor_retain(of_tensor_t* tensor) {
+  if (tensor) reinterpret_cast<Tensor*>(tensor)->Retain();
+}
+
+void of_tensor_release(of_tensor_t* tensor) {
+  if (tensor) reinterpret_cast<Tensor*>(tensor)->Release();
+}
+
+of_status_t* of_tensor_dtype(const of_tensor_t* tensor, const of_dtype_t** out_dtype) {
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    *Require(out_dtype, "out_dtype") = Wrap(t.dtype());
+  });
+}
+
+of_status_t* of_tensor_ndim(const of_tensor_t* tensor, size_t* out_ndim) {
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    *Require(out_ndim, "out_ndim") = static_cast<size_t>(t.ndim());
+  });
+}
+
+of_status_t* of_tensor_dims(const of_tensor_t* tensor, int64_t* out_dims, size_t capacity) {
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    const auto raw = t.shape().raw();
+    if (capacity < raw.size()) {
+      OF_THROW(OutOfRange) << "out_dims has room for " << capacity << " dims but the tensor has " << raw.size();
+    }
+    if (raw.empty()) return;
+    Require(out_dims, "out_dims");
+    std::copy(raw.begin(), raw.end(), out_dims);
+  });
+}
+
+of_status_t* of_tensor_numel(const of_tensor_t* tensor, int64_t* out_numel) {
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    *Require(out_numel, "out_numel") = t.numel();
+  });
+}
+
+of_status_t* of_tensor_nbytes(const of_tensor_t* tensor, size_t* out_nbytes) {
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    *Require(out_nbytes, "out_nbytes") = t.nbytes();
+  });
+}
+
+of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_type, int32_t* out_device_index) {
+  return Guard(__func__, [&] {
+    const Device d = Unwrap(tensor).device();
+    Require(out_device_type, "out_device_type");
+    Require(out_device_index, "out_device_index");
+    *out_device_type = static_cast<int32_t>(d.type);
+    *out_device_index = d.index;
+  });
+}
+
+of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes) {
+  return Guard(__func__, [&] { CopyToHost(Unwrap(tensor), dst, nbytes); });
+}
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+#include "core/device/device.h"
+
+#include "core/common/error.h"
+
+namespace oneflow {
+
+Backend& CpuBackend();  // cpu_backend.cpp
+
+Device Device::FromRaw(int32_t type, int32_t index) {
+  OF_CHECK(type == static_cast<int32_t>(DeviceType::kCPU) || type == static_cast<int32_t>(DeviceType::kCUDA))
+      << "device type " << type << " is not a known device (OF_DEVICE_CPU = 1, OF_DEVICE_CUDA = 2)";
+  OF_CHECK_GE(index, 0) << "device index must not be negative";
+  OF_CHECK(type != static_cast<int32_t>(DeviceType::kCPU) || index == 0)
+      << "the CPU device has only index 0, got " << index;
+  return Device{static_cast<DeviceType>(type), index};
+}
+
+std::string Device::ToString() const {
+  return type == DeviceType::kCPU ? std::string("cpu") : fmt::format("cuda:{}", index);
+}
+
+void Allocator::RecordAllocate(size_t nbytes) {
+  const size_t now = in_use_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  size_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+bool BuiltWithCuda() {
+#ifdef OF_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+Backend& GetBackend(Device device) {
+  switch (device.type) {
+    case DeviceType::kCPU:
+      return CpuBackend();
+    case DeviceType::kCUDA:
+      if (!BuiltWithCuda()) {
+        OF_THROW(Unavailable) << "device " << device
+                              << " is not available: this build of oneflow_c has no CUDA backend";
+      }
+      OF_THROW(Unimplemented) << "device " << device << ": the CUDA backend is not implemented yet";
+  }
+  OF_THROW(InvalidArgument) << "unknown device type " << static_cast<int32_t>(device.type);
+}
+
+}  // namespace oneflow

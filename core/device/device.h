@@ -1,0 +1,79 @@
+// Devices and the backend interface every device implements.
+//
+// A Backend owns a device's allocator and copy routines (and, later, its streams and kernels).
+// Backends are process-wide and live until the process ends; GetBackend() finds one by Device.
+// The CPU backend is always built; a CUDA backend is built when CMake finds nvcc (OF_WITH_CUDA) and
+// registers itself the same way. Asking for a device this build cannot serve is an Unavailable error.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace oneflow {
+
+// Values match DLPack's DLDeviceType and the C ABI's OF_DEVICE_*.
+enum class DeviceType : int32_t { kCPU = 1, kCUDA = 2 };
+
+struct Device {
+  DeviceType type = DeviceType::kCPU;
+  int32_t index = 0;
+
+  static Device CPU() { return Device{DeviceType::kCPU, 0}; }
+  // A Device from C-ABI values; InvalidArgument for an unknown type or a negative index.
+  static Device FromRaw(int32_t type, int32_t index);
+  std::string ToString() const;  // "cpu", "cuda:1"
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+// Device memory. Allocate never returns null: it throws ResourceExhausted. Thread-safe.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* Allocate(size_t nbytes) = 0;
+  virtual void Deallocate(void* ptr, size_t nbytes) = 0;
+
+  size_t bytes_in_use() const { return in_use_.load(std::memory_order_relaxed); }
+  size_t peak_bytes() const { return peak_.load(std::memory_order_relaxed); }
+
+ protected:
+  void RecordAllocate(size_t nbytes);
+  void RecordDeallocate(size_t nbytes) { in_use_.fetch_sub(nbytes, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<size_t> in_use_{0};
+  std::atomic<size_t> peak_{0};
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Copies between host memory and this device's memory. Both block until the copy is done.
+  virtual void CopyFromHost(void* device_dst, const void* host_src, size_t nbytes) = 0;
+  virtual void CopyToHost(void* host_dst, const void* device_src, size_t nbytes) = 0;
+  // Waits for all work queued on this device.
+  virtual void Synchronize() {}
+};
+
+// The backend of `device`; Unavailable if this build or machine has no such device.
+Backend& GetBackend(Device device);
+
+// Whether this build of oneflow_c includes the CUDA backend.
+bool BuiltWithCuda();
+
+// Alignment of every CPU allocation: a cache line, and enough for any SIMD load of the kernels.
+inline constexpr size_t kCpuAlignment = 64;
+
+}  // namespace oneflow
+
+template <>
+struct fmt::formatter<oneflow::Device> : fmt::formatter<std::string_view> {
+  auto format(const oneflow::Device& d, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(d.ToString(), ctx);
+  }
+};

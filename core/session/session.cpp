@@ -1,0 +1,76 @@
+#include "core/session/session.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "core/common/error.h"
+
+namespace oneflow {
+
+void FreeTensorStore::Add(uint64_t graph_id, std::string name, TensorPtr tensor) {
+  OF_CHECK(tensor) << "free tensor '" << name << "' is null";
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Entry>& entries = by_graph_[graph_id];
+  for (const Entry& e : entries) {
+    if (e.name == name) OF_THROW(AlreadyExists) << "graph " << graph_id << " already has a free tensor named '" << name << "'";
+  }
+  entries.push_back(Entry{std::move(name), std::move(tensor)});
+}
+
+std::string FreeTensorStore::Find(uint64_t graph_id, const Tensor* tensor) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_graph_.find(graph_id);
+  if (it == by_graph_.end()) return {};
+  for (const Entry& e : it->second) {
+    if (e.tensor.get() == tensor) return e.name;
+  }
+  return {};
+}
+
+size_t FreeTensorStore::Count(uint64_t graph_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_graph_.find(graph_id);
+  return it == by_graph_.end() ? 0 : it->second.size();
+}
+
+std::vector<std::string> FreeTensorStore::Names(uint64_t graph_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> names;
+  auto it = by_graph_.find(graph_id);
+  if (it != by_graph_.end()) {
+    for (const Entry& e : it->second) names.push_back(e.name);
+  }
+  return names;
+}
+
+void FreeTensorStore::RemoveGraph(uint64_t graph_id) {
+  std::vector<Entry> doomed;  // released after the lock is dropped: a deleter may call back in
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = by_graph_.find(graph_id);
+    if (it == by_graph_.end()) return;
+    doomed = std::move(it->second);
+    by_graph_.erase(it);
+  }
+}
+
+Session::Session(SessionOptions options) : options_(options), generator_(options.seed) {
+  OF_CHECK_GE(options.num_threads, 0) << "session option num_threads must not be negative";
+  GetBackend(options.default_device);  // fails now, with a clear message, if the device is unavailable
+}
+
+Dim Session::DimSymbol(std::string_view name) {
+  std::lock_guard<std::mutex> lock(symbols_mutex_);
+  auto it = symbols_.find(std::string(name));
+  if (it != symbols_.end()) return it->second;
+  Dim d = Dim::NewSymbol(name);
+  symbols_.emplace(std::string(name), d);
+  return d;
+}
+
+uint64_t Session::NextId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace oneflow

@@ -1,0 +1,75 @@
+// Session: the context a user works in — default device, random generator, named dim symbols, and the
+// store of free eager tensors that graphs will bind (DESIGN.md, "Session-owned free tensors").
+//
+// Several sessions can live in one process. Every Session method is thread-safe. Tensors made in a
+// session do not depend on it and may outlive it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/common/dim.h"
+#include "core/device/device.h"
+#include "core/session/generator.h"
+#include "core/tensor/tensor.h"
+
+namespace oneflow {
+
+struct SessionOptions {
+  uint64_t seed = 0x5eed;     // the generator's initial seed
+  int32_t num_threads = 0;    // CPU threads for kernels; 0 = one per core
+  Device default_device = Device::CPU();
+};
+
+// Free eager tensors per graph. A graph holds no reference to its free tensors: they live here,
+// keyed by the graph's id, until the graph is destroyed and RemoveGraph releases them.
+class FreeTensorStore {
+ public:
+  // Records `tensor` for graph `graph_id` under `name`; AlreadyExists if that name is taken there.
+  void Add(uint64_t graph_id, std::string name, TensorPtr tensor);
+  // The name under which `tensor` is stored for the graph, or "" if it is not stored there.
+  std::string Find(uint64_t graph_id, const Tensor* tensor) const;
+  size_t Count(uint64_t graph_id) const;
+  std::vector<std::string> Names(uint64_t graph_id) const;  // in insertion order
+  // Drops (and so releases) every free tensor of the graph.
+  void RemoveGraph(uint64_t graph_id);
+
+ private:
+  struct Entry {
+    std::string name;
+    TensorPtr tensor;
+  };
+  mutable std::mutex mutex_;
+  std::map<uint64_t, std::vector<Entry>> by_graph_;
+};
+
+class Session {
+ public:
+  explicit Session(SessionOptions options);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const SessionOptions& options() const { return options_; }
+  Device default_device() const { return options_.default_device; }
+  Generator& generator() { return generator_; }
+  FreeTensorStore& free_tensors() { return free_tensors_; }
+
+  // The session's dim symbol called `name`, created on first use: the same name always gives the
+  // same Dim in one session; different sessions get different symbols.
+  Dim DimSymbol(std::string_view name);
+  // Ids for graphs and other per-session objects, unique within the process.
+  static uint64_t NextId();
+
+ private:
+  SessionOptions options_;
+  Generator generator_;
+  FreeTensorStore free_tensors_;
+  std::mutex symbols_mutex_;
+  std::unordered_map<std::string, Dim> symbols_;
+};
+
+}  // namespace oneflow

@@ -1,0 +1,197 @@
+#include "core/tensor/factory.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <vector>
+
+#include "core/common/philox.h"
+
+namespace oneflow {
+namespace {
+
+size_t ByteSize(Symbol<DType> dtype, const Shape& shape) {
+  CheckStatic(shape, "shape");
+  const auto numel = static_cast<uint64_t>(shape.numel());
+  if (numel > std::numeric_limits<size_t>::max() / dtype->bytes()) {
+    OF_THROW(ResourceExhausted) << "a " << dtype << " tensor of shape " << shape
+                                << " does not fit in memory";
+  }
+  return static_cast<size_t>(numel) * dtype->bytes();
+}
+
+// Builds the tensor's contents in host memory with fill(host_ptr), then places it on `device`.
+template <typename Fill>
+TensorPtr MakeFilled(Symbol<DType> dtype, const Shape& shape, Device device, Fill&& fill) {
+  const size_t nbytes = ByteSize(dtype, shape);
+  auto storage = Storage::Allocate(device, nbytes);
+  if (device.type == DeviceType::kCPU) {
+    fill(storage->data());
+  } else {
+    std::vector<char> staging(nbytes);
+    fill(staging.data());
+    GetBackend(device).CopyFromHost(storage->data(), staging.data(), nbytes);
+  }
+  return Tensor::Make(std::move(storage), dtype, shape);
+}
+
+template <typename T>
+T CastFromDouble(double v) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    return T(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// The largest value below 1 that T holds exactly.
+template <typename T>
+double LargestBelowOne() {
+  if constexpr (std::is_same_v<T, float16>) return 1.0 - 0x1.0p-11;
+  if constexpr (std::is_same_v<T, bfloat16>) return 1.0 - 0x1.0p-8;
+  if constexpr (std::is_same_v<T, float>) return 1.0 - 0x1.0p-24;
+  return 1.0 - 0x1.0p-53;
+}
+
+}  // namespace
+
+void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what) {
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bool ok;
+    if constexpr (std::is_same_v<T, bool>) {
+      ok = value == 0.0 || value == 1.0;
+    } else if constexpr (std::is_integral_v<T>) {
+      // Compare against powers of two, which doubles hold exactly.
+      const double lo = static_cast<double>(std::numeric_limits<T>::min());
+      const double hi_exclusive = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2.0;
+      ok = std::isfinite(value) && std::trunc(value) == value && value >= lo && value < hi_exclusive;
+    } else {
+      const double max = std::is_same_v<T, float16> ? 65504.0
+                         : std::is_same_v<T, bfloat16> ? 3.3895313892515355e38
+                         : std::is_same_v<T, float> ? static_cast<double>(std::numeric_limits<float>::max())
+                                                   : std::numeric_limits<double>::max();
+      ok = !std::isfinite(value) || std::fabs(value) <= max;
+    }
+    if (!ok) OF_THROW(InvalidArgument) << what << " " << value << " is not representable in " << dtype;
+  });
+}
+
+TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device) {
+  return Tensor::Make(Storage::Allocate(device, ByteSize(dtype, shape)), dtype, shape);
+}
+
+TensorPtr Full(Symbol<DType> dtype, const Shape& shape, double value, Device device) {
+  CheckRepresentable(value, dtype, "value");
+  return MakeFilled(dtype, shape, device, [&](void* out) {
+    VisitDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T v = CastFromDouble<T>(value);
+      T* p = static_cast<T*>(out);
+      std::fill(p, p + shape.numel(), v);
+    });
+  });
+}
+
+TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, size_t nbytes, Device device) {
+  const size_t expected = ByteSize(dtype, shape);
+  OF_CHECK(nbytes == expected) << "data is " << nbytes << " bytes but a " << dtype << " tensor of shape "
+                                << shape << " needs " << expected;
+  OF_CHECK(data != nullptr || expected == 0) << "data is NULL";
+  return MakeFilled(dtype, shape, device, [&](void* out) {
+    if (expected > 0) std::memcpy(out, data, expected);
+  });
+}
+
+TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t nbytes, Storage::Deleter deleter) {
+  // Storage::Adopt takes the deleter first, so every later failure releases the memory through it.
+  auto storage = Storage::Adopt(Device::CPU(), data, nbytes, std::move(deleter));
+  const size_t expected = ByteSize(dtype, shape);
+  OF_CHECK(nbytes == expected) << "data is " << nbytes << " bytes but a " << dtype << " tensor of shape "
+                                << shape << " needs " << expected;
+  OF_CHECK(data != nullptr || expected == 0) << "data is NULL";
+  OF_CHECK(reinterpret_cast<uintptr_t>(data) % dtype->bytes() == 0)
+      << "data at " << data << " is not aligned to " << dtype->bytes() << " bytes, as " << dtype
+      << " requires";
+  return Tensor::Make(std::move(storage), dtype, shape);
+}
+
+namespace {
+template <bool kNormal>
+TensorPtr RandomTensor(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device) {
+  OF_CHECK(dtype->is_floating_point()) << "dtype must be floating point, got " << dtype;
+  ByteSize(dtype, shape);  // validates the shape before the generator advances
+  const int64_t n = shape.numel();
+  const Generator::Range range = gen.Reserve(static_cast<uint64_t>(n));
+  return MakeFilled(dtype, shape, device, [&](void* out) {
+    VisitDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_integral_v<T>) {
+        T* p = static_cast<T*>(out);
+        for (int64_t i = 0; i < n; ++i) {
+          const auto w = Philox4x32(range.key, 0, range.first_counter + static_cast<uint64_t>(i));
+          double v;
+          if constexpr (std::is_same_v<T, double>) {
+            const double u1 = UniformDouble(w[0], w[1]);
+            v = kNormal ? std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2.0 * std::numbers::pi * UniformDouble(w[2], w[3]))
+                        : u1;
+          } else {
+            const float u1 = UniformFloat(w[0]);
+            v = kNormal ? std::sqrt(-2.0 * std::log1p(-static_cast<double>(u1))) *
+                              std::cos(2.0 * std::numbers::pi * static_cast<double>(UniformFloat(w[1])))
+                        : static_cast<double>(u1);
+          }
+          T x = CastFromDouble<T>(v);
+          // Rounding to a 16-bit type can turn a value just below 1 into 1; keep rand in [0, 1).
+          if (!kNormal && static_cast<double>(x) >= 1.0) x = CastFromDouble<T>(LargestBelowOne<T>());
+          p[i] = x;
+        }
+      }
+    });
+  });
+}
+}  // namespace
+
+TensorPtr Rand(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device) {
+  return RandomTensor<false>(gen, dtype, shape, device);
+}
+
+TensorPtr Randn(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device) {
+  return RandomTensor<true>(gen, dtype, shape, device);
+}
+
+TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Device device) {
+  OF_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step))
+      << "start, end and step must be finite, got " << start << ", " << end << ", " << step;
+  OF_CHECK(step != 0.0) << "step must not be zero";
+  OF_CHECK((step > 0 && end >= start) || (step < 0 && end <= start))
+      << "end " << end << " cannot be reached from start " << start << " with step " << step;
+  OF_CHECK(!dtype->is_bool()) << "dtype bool is not supported";
+  const double count = std::ceil((end - start) / step);
+  OF_CHECK(count < 9.0e15) << "" << count << " elements are too many";
+  const auto n = static_cast<int64_t>(count);
+  if (n > 0) {
+    CheckRepresentable(start, dtype, "start");
+    CheckRepresentable(start + static_cast<double>(n - 1) * step, dtype, "last value");
+    if (dtype->is_integer()) CheckRepresentable(step, DType::Int64(), "step");
+  }
+  return MakeFilled(dtype, Shape{n}, device, [&](void* out) {
+    VisitDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = static_cast<T*>(out);
+      for (int64_t i = 0; i < n; ++i) p[i] = CastFromDouble<T>(start + static_cast<double>(i) * step);
+    });
+  });
+}
+
+void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes) {
+  OF_CHECK(nbytes == tensor.nbytes()) << "the buffer is " << nbytes << " bytes but the "
+                                       << tensor.dtype() << " tensor of shape " << tensor.shape() << " holds "
+                                       << tensor.nbytes();
+  OF_CHECK(dst != nullptr || nbytes == 0) << "the destination buffer is NULL";
+  OF_CHECK_INTERNAL(tensor.is_contiguous()) << "strided copies come with views";
+  GetBackend(tensor.device()).CopyToHost(dst, tensor.raw_data(), nbytes);
+}
+
+}  // namespace oneflow

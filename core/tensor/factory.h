@@ -1,0 +1,38 @@
+// Creating eager tensors. Every function here needs a concrete (static) shape and reports a shape
+// that is not concrete, a dtype that cannot hold the requested values, or a size mismatch as an
+// InvalidArgument error; callers (the C boundary, ops) prefix the message with their own name.
+#pragma once
+
+#include <string_view>
+
+#include "core/session/generator.h"
+#include "core/tensor/tensor.h"
+
+namespace oneflow {
+
+// Uninitialised memory.
+TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device);
+// Every element `value`, which must be representable in `dtype` (CheckRepresentable).
+TensorPtr Full(Symbol<DType> dtype, const Shape& shape, double value, Device device);
+// A copy of `nbytes` of host memory, which must equal the tensor's size.
+TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, size_t nbytes, Device device);
+// A CPU tensor over caller-owned memory, which is not copied; `deleter` runs exactly once — when the
+// last reference goes, or before this function returns if it fails. `data` must be aligned to the
+// dtype's size and hold exactly `nbytes` == the tensor's size.
+TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t nbytes,
+                    Storage::Deleter deleter);
+// Uniform in [0, 1) and standard normal, from the generator; floating dtypes only.
+TensorPtr Rand(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device);
+TensorPtr Randn(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device);
+// start, start + step, ... while below `end` (above, for a negative step): ceil((end - start) / step)
+// elements. step must be non-zero with the sign of end - start; integer dtypes need integral values.
+TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Device device);
+
+// Copies the tensor's elements (row-major) into `dst`, which holds `nbytes` == the tensor's size.
+void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes);
+
+// InvalidArgument naming `what` unless `value` converts to `dtype` without loss of meaning: integral
+// and in range for integer dtypes, 0 or 1 for bool, finite-in-range or inf/nan for floating dtypes.
+void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what);
+
+}  // namespace oneflow

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages oneflow_c needs, idempotently: it asks apt-get only for what is missing.
+# Usage: scripts/install-deps.sh            (as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  cmake ninja-build ccache g++ pkg-config   # build
+  libfmt-dev                                 # error messages (fmt)
+  libgtest-dev libcmocka-dev                 # core tests (GoogleTest), C ABI tests (CMocka)
+  libdnnl-dev                                # CPU kernels (oneDNN)
+  zlib1g-dev                                 # gzip-compressed IDX files
+  dataset-fashion-mnist                      # the training example's data
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
