@@ -57,6 +57,10 @@ void Dim::ThrowNegative(int64_t value) {
   OF_THROW(InvalidArgument) << "dimension size " << value << " is negative";
 }
 
+void Dim::ThrowTooLarge(uint64_t value) {
+  OF_THROW(OutOfRange) << "dimension size " << value << " does not fit in int64";
+}
+
 int64_t Dim::value() const {
   if (is_known()) return value_;
   OF_THROW(InvalidArgument) << "dimension " << ToString()
@@ -79,7 +83,12 @@ std::string Dim::ToString() const {
 }
 
 namespace {
-Dim Known(int64_t v) { return Dim(v); }
+// The result of known op known. A negative result is an error even when its value happens to be the
+// encoding of unknown or of a symbol (0 - INT64_MAX is INT64_MIN + 1, symbol 1), which Dim(v) accepts.
+Dim Known(int64_t v) {
+  if (v < 0) OF_THROW(InvalidArgument) << "dimension size " << v << " is negative";
+  return Dim(v);
+}
 
 [[noreturn]] void ThrowOverflow(Dim a, char op, Dim b) {
   OF_THROW(OutOfRange) << "dimension arithmetic overflows int64: " << a << " " << op << " " << b;

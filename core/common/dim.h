@@ -36,7 +36,7 @@ class Dim {
   constexpr Dim() = default;  // unknown
   Dim(int64_t value) : value_(value) { Validate(value); }  // NOLINT: sizes convert implicitly
   template <std::integral T>
-  Dim(T value) : Dim(static_cast<int64_t>(value)) {}  // NOLINT
+  Dim(T value) : Dim(CheckedInt64(value)) {}  // NOLINT
 
   static constexpr Dim Unknown() { return Dim(); }
   // A new named symbol, distinct from every other symbol in the process (two calls with the same
@@ -105,6 +105,14 @@ class Dim {
     if (value < 0 && value >= kUnknownValue + kMaxSymbols) ThrowNegative(value);
   }
   [[noreturn]] static void ThrowNegative(int64_t value);
+  [[noreturn]] static void ThrowTooLarge(uint64_t value);
+  template <std::integral T>
+  static int64_t CheckedInt64(T value) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
+      if (value > static_cast<T>(std::numeric_limits<int64_t>::max())) ThrowTooLarge(value);
+    }
+    return static_cast<int64_t>(value);
+  }
 
   int64_t value_ = kUnknownValue;
 };

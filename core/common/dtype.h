@@ -44,7 +44,8 @@ class DType {
   // The interned dtype with this code; NotFound for a code that names no dtype (0 included).
   static Symbol<DType> Get(int32_t code);
   static Symbol<DType> Get(DataType type) { return Get(static_cast<int32_t>(type)); }
-  // By name ("float32", also the aliases "float", "double", "half", "long", "int"); NotFound otherwise.
+  // By name ("float32", also the aliases "float", "double", "half", "long", "int", "short");
+  // NotFound otherwise.
   static Symbol<DType> FromName(std::string_view name);
   // From DLPack's {code, bits, lanes}; lanes must be 1. NotFound when no dtype matches.
   static Symbol<DType> FromDLPack(DLPackDataType dl);

@@ -127,17 +127,19 @@ void ShapeBinding::Bind(const Shape& declared, const Shape& concrete, std::strin
   OF_CHECK(concrete.is_static()) << what << ": shape " << concrete << " is not concrete";
   OF_CHECK_EQ(declared.ndim(), concrete.ndim())
       << what << " was declared with shape " << declared << " but has shape " << concrete;
+  std::unordered_map<int64_t, int64_t> sizes = symbol_sizes_;  // committed only if every dim agrees
   for (int64_t i = 0; i < declared.ndim(); ++i) {
     const Dim d = declared[i], c = concrete[i];
     if (d.is_known()) {
       OF_CHECK(d == c) << what << " was declared with shape " << declared << " but has shape " << concrete;
     } else if (d.is_symbol()) {
-      auto [it, inserted] = symbol_sizes_.emplace(d.raw(), c.value());
+      auto [it, inserted] = sizes.emplace(d.raw(), c.value());
       OF_CHECK(inserted || it->second == c.value())
           << what << " has size " << c << " at dim " << i << " where symbol " << d << " is already "
           << it->second;
     }
   }
+  symbol_sizes_ = std::move(sizes);
 }
 
 Dim ShapeBinding::Resolve(Dim d) const {

@@ -45,7 +45,8 @@ class Shape {
   bool is_static() const;
   // Number of elements (1 for a 0-d shape); InvalidArgument naming the shape if it is not static.
   int64_t numel() const;
-  // Number of elements as a Dim: unknown when a dim is not known (and no dim is 0).
+  // Number of elements as a Dim, by Dim arithmetic: 0 if any dim is 0, else unknown when a dim is not
+  // known — except that a single symbolic dim times known 1s stays that symbol.
   Dim numel_dim() const;
   std::string ToString() const;  // "(2, ?, N)", "()" for 0-d, "(3,)" for 1-d
 
@@ -56,7 +57,7 @@ class Shape {
 };
 
 // InvalidArgument if `shape` is not static, naming `what` and the first dim that is not known:
-// "zeros: dims[1] is ? (unknown); a concrete size is required".
+// "dims (2, ?) is not concrete: dim 1 is unknown (OF_DIM_UNKNOWN), and a concrete size is required here".
 void CheckStatic(const Shape& shape, std::string_view what);
 
 // Row-major (C-contiguous) strides in elements for a static shape.
@@ -85,7 +86,7 @@ class ShapeBinding {
  public:
   // Checks `concrete` (static) against `declared` and records the sizes of its symbols.
   // InvalidArgument naming `what` for a rank mismatch, a known-size mismatch, or a symbol that was
-  // already bound to a different size.
+  // already bound to a different size; a failed Bind records nothing.
   void Bind(const Shape& declared, const Shape& concrete, std::string_view what);
   // The concrete size of d: d itself if known, its bound size if it is a bound symbol, else d.
   Dim Resolve(Dim d) const;

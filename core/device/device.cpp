@@ -5,6 +5,9 @@
 namespace oneflow {
 
 Backend& CpuBackend();  // cpu_backend.cpp
+#ifdef OF_WITH_CUDA
+Backend& CudaBackendFor(Device device);  // cuda_backend.cpp
+#endif
 
 Device Device::FromRaw(int32_t type, int32_t index) {
   OF_CHECK(type == static_cast<int32_t>(DeviceType::kCPU) || type == static_cast<int32_t>(DeviceType::kCUDA))
@@ -39,11 +42,12 @@ Backend& GetBackend(Device device) {
     case DeviceType::kCPU:
       return CpuBackend();
     case DeviceType::kCUDA:
-      if (!BuiltWithCuda()) {
-        OF_THROW(Unavailable) << "device " << device
-                              << " is not available: this build of oneflow_c has no CUDA backend";
-      }
-      OF_THROW(Unimplemented) << "device " << device << ": the CUDA backend is not implemented yet";
+#ifdef OF_WITH_CUDA
+      return CudaBackendFor(device);
+#else
+      OF_THROW(Unavailable) << "device " << device
+                            << " is not available: this build of oneflow_c has no CUDA backend";
+#endif
   }
   OF_THROW(InvalidArgument) << "unknown device type " << static_cast<int32_t>(device.type);
 }

@@ -121,10 +121,11 @@ namespace {
 template <bool kNormal>
 TensorPtr RandomTensor(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device) {
   OF_CHECK(dtype->is_floating_point()) << "dtype must be floating point, got " << dtype;
-  ByteSize(dtype, shape);  // validates the shape before the generator advances
   const int64_t n = shape.numel();
-  const Generator::Range range = gen.Reserve(static_cast<uint64_t>(n));
+  // The counters are reserved inside the fill, which runs after the allocation succeeded: a call that
+  // fails leaves the generator where it was.
   return MakeFilled(dtype, shape, device, [&](void* out) {
+    const Generator::Range range = gen.Reserve(static_cast<uint64_t>(n));
     VisitDType(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (!std::is_integral_v<T>) {
@@ -171,10 +172,11 @@ TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Dev
   const double count = std::ceil((end - start) / step);
   OF_CHECK(count < 9.0e15) << "" << count << " elements are too many";
   const auto n = static_cast<int64_t>(count);
+  OF_CHECK(!dtype->is_integer() || std::trunc(step) == step)
+      << "step " << step << " must be integral for dtype " << dtype;
   if (n > 0) {
     CheckRepresentable(start, dtype, "start");
     CheckRepresentable(start + static_cast<double>(n - 1) * step, dtype, "last value");
-    if (dtype->is_integer()) CheckRepresentable(step, DType::Int64(), "step");
   }
   return MakeFilled(dtype, Shape{n}, device, [&](void* out) {
     VisitDType(dtype, [&](auto tag) {
