@@ -25,6 +25,7 @@ of_status_t* Create(const char* function, of_session_t* session, const of_dtype_
     Require(session, "session");
     const Symbol<DType> dt = Unwrap(dtype);
     const Shape shape = Shape::FromRaw(dims, ndim, "dims");
+    CheckStatic(shape, "dims");
     const Device device = TargetDevice(session, options);
     Require(out_tensor, "out_tensor");
     *out_tensor = Wrap(make(dt, shape, device));
@@ -62,6 +63,7 @@ of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype
     Require(out_tensor, "out_tensor");
     const Symbol<DType> dt = Unwrap(dtype);
     const Shape shape = Shape::FromRaw(dims, ndim, "dims");
+    CheckStatic(shape, "dims");
     handed_over = true;
     *out_tensor = Wrap(AdoptHost(dt, shape, data, nbytes, std::move(del)));
   });
@@ -176,7 +178,11 @@ of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_typ
 }
 
 of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes) {
-  return Guard(__func__, [&] { CopyToHost(Unwrap(tensor), dst, nbytes); });
+  return Guard(__func__, [&] {
+    const Tensor& t = Unwrap(tensor);
+    if (nbytes > 0) Require(dst, "dst");
+    CopyToHost(t, dst, nbytes);
+  });
 }
 
 }  // extern "C"
