@@ -8,8 +8,9 @@
  *
  *  Errors    Every fallible function returns `of_status_t*`: NULL on success, otherwise a status the
  *            caller owns and frees with of_status_free(). Its code is one of OF_STATUS_* and its
- *            message (UTF-8) names the argument and the problem. A failed call leaves its out_*
- *            parameters untouched and leaks nothing. No function aborts the process on bad input,
+ *            message (UTF-8) names the argument and the problem. A failed call has no effect: it
+ *            leaves its out_* parameters untouched, changes no state (a session's random generator
+ *            included) and leaks nothing. No function aborts the process on bad input,
  *            and there is no thread-local "last error".
  *  Outputs   Out parameters come last and are named out_*; they must not be NULL.
  *  Ownership "new reference": the caller owns one reference and must release it.
@@ -188,7 +189,8 @@ typedef struct of_session_options_t {
   size_t struct_size;      /* sizeof(of_session_options_t), set by of_session_options_init */
   uint64_t seed;           /* seed of the session's random generator; default 0x5eed */
   int32_t num_threads;     /* CPU threads for kernels; 0 (default) = one per core */
-  int32_t device_type;     /* default device for new tensors: OF_DEVICE_*; default OF_DEVICE_CPU */
+  int32_t device_type;     /* default device for new tensors: OF_DEVICE_* (0 is not a device here);
+                              default OF_DEVICE_CPU */
   int32_t device_index;    /* default 0 */
 } of_session_options_t;
 
@@ -204,7 +206,8 @@ OF_API of_status_t* of_session_create(const of_session_options_t* options, of_se
 OF_API void of_session_destroy(of_session_t* session);
 /* Restarts the session's random generator from `seed`: the random tensors that follow repeat. */
 OF_API of_status_t* of_session_manual_seed(of_session_t* session, uint64_t seed);
-/* The session's named dim symbol `name` (NUL-terminated, non-empty, not starting with a digit),
+/* The session's named dim symbol `name` (NUL-terminated, non-empty, not starting with a digit, not
+ * "?", which is how an unknown dim prints),
  * created on first use: in one session the same name gives the same value; symbols of different
  * sessions and different names differ. The value is a negative int64_t to put in a dims array. */
 OF_API of_status_t* of_session_dim_symbol(of_session_t* session, const char* name, int64_t* out_dim);
@@ -220,7 +223,8 @@ typedef struct of_tensor_options_t {
   int32_t device_index; /* used when device_type is not 0 */
 } of_tensor_options_t;
 
-/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+/* Fills `options` with the defaults (device_type 0: the session's device) and sets struct_size.
+ * NULL is ignored. */
 OF_API void of_tensor_options_init(of_tensor_options_t* options);
 
 /* Called once with (data, user_data) when the library no longer needs adopted memory. It may run on
@@ -230,6 +234,8 @@ typedef void (*of_deleter_fn)(void* data, void* user_data);
 /* Every creation function below returns a new reference in *out_tensor, owned by the caller and
  * released with of_tensor_release. `dims` holds `ndim` sizes (it may be NULL when ndim is 0, for a
  * 0-d tensor); every size must be concrete (>= 0): OF_DIM_UNKNOWN or a symbol is INVALID_ARGUMENT.
+ * Sizes whose product overflows int64 give OUT_OF_RANGE; a tensor too large to allocate gives
+ * RESOURCE_EXHAUSTED.
  * `session` is used for its default device (and, for rand/randn, its generator); the tensor does
  * not depend on it afterwards. */
 
@@ -252,8 +258,10 @@ OF_API of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dty
                                     size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
 OF_API of_status_t* of_tensor_ones(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                    size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
-/* Every element `value`, which must be representable in `dtype` (integral and in range for integer
- * dtypes, 0 or 1 for bool, in range for floating dtypes); INVALID_ARGUMENT otherwise. */
+/* Every element `value`, which must be representable in `dtype`; INVALID_ARGUMENT otherwise. For
+ * integer dtypes it must be integral and in range; for bool 0 or 1; for floating dtypes a finite value
+ * must lie within the dtype's finite range (float16: |value| <= 65504; bfloat16: <= 3.39e38; float32:
+ * <= 3.40e38), and inf and NaN are accepted. In-range values round to nearest even. */
 OF_API of_status_t* of_tensor_full(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                    size_t ndim, double value, const of_tensor_options_t* options,
                                    of_tensor_t** out_tensor);
