@@ -89,8 +89,13 @@ Backend& CudaBackendFor(Device device) {
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
       cudaGetLastError();
+      // Without an NVIDIA driver the runtime says "driver version is insufficient"; say what it means.
+      const bool no_driver = err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice;
       OF_THROW(Unavailable) << "device " << device << " is not available: "
-                            << (err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device is visible");
+                            << (err == cudaSuccess ? "no CUDA device is visible"
+                                : no_driver        ? fmt::format("no NVIDIA driver or GPU on this machine ({})",
+                                                                 cudaGetErrorString(err))
+                                                   : std::string(cudaGetErrorString(err)));
     }
     for (int i = 0; i < count; ++i) backends->push_back(std::make_unique<CudaBackend>(Device{DeviceType::kCUDA, i}));
   }

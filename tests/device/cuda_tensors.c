@@ -1,89 +1,105 @@
 /* CUDA tensors through the C ABI: creation on the GPU, copies back, and the same random stream as
  * the CPU for the same seed. Exits 77 (ctest: skipped) where this build or machine has no CUDA device,
  * saying why. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
+#include "../capi/capi_test_util.h"
 
-#include <oneflow/oneflow_c.h>
+#define SKIP_RETURN_CODE 77
 
-#define SKIP 77
+static of_session_t* cuda_session(void) {
+  of_session_options_t options;
+  of_session_options_init(&options);
+  options.device_type = OF_DEVICE_CUDA;
+  of_session_t* session = NULL;
+  ASSERT_OK(of_session_create(&options, &session));
+  return session;
+}
 
-static int failures = 0;
-#define EXPECT(cond)                                                  \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+static void test_from_data_round_trip(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  const int64_t dims[2] = {3, 5};
+  float host[15], back[15];
+  for (int i = 0; i < 15; ++i) host[i] = (float)i * 0.5f - 3.0f;
+  of_tensor_t* t = NULL;
+  ASSERT_OK(of_tensor_from_data(gpu, of_dtype_float32(), dims, 2, host, sizeof host, NULL, &t));
+  int32_t type = 0, index = -1;
+  ASSERT_OK(of_tensor_device(t, &type, &index));
+  assert_int_equal(type, OF_DEVICE_CUDA);
+  assert_int_equal(index, 0);
+  ASSERT_OK(of_tensor_copy_to_host(t, back, sizeof back));
+  assert_memory_equal(host, back, sizeof host);
+  of_tensor_release(t);
+  of_session_destroy(gpu);
+}
 
-static int ok(of_status_t* st) {
-  if (st == NULL) return 1;
-  fprintf(stderr, "unexpected error: %s\n", of_status_message(st));
-  of_status_free(st);
-  ++failures;
-  return 0;
+static void test_full(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  const int64_t dims[2] = {3, 5};
+  of_tensor_t* full = NULL;
+  double d[15];
+  ASSERT_OK(of_tensor_full(gpu, of_dtype_float64(), dims, 2, 2.25, NULL, &full));
+  ASSERT_OK(of_tensor_copy_to_host(full, d, sizeof d));
+  for (int i = 0; i < 15; ++i) assert_true(d[i] == 2.25);
+  of_tensor_release(full);
+  of_session_destroy(gpu);
+}
+
+/* The same seed gives the same numbers on either device (counter-based generator). */
+static void test_randn_matches_cpu(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  of_session_t* cpu = of_test_session();
+  const int64_t dims[2] = {3, 5};
+  of_tensor_t *rg = NULL, *rc = NULL;
+  float a[15], b[15];
+  ASSERT_OK(of_session_manual_seed(gpu, 7));
+  ASSERT_OK(of_session_manual_seed(cpu, 7));
+  ASSERT_OK(of_tensor_randn(gpu, of_dtype_float32(), dims, 2, NULL, &rg));
+  ASSERT_OK(of_tensor_randn(cpu, of_dtype_float32(), dims, 2, NULL, &rc));
+  ASSERT_OK(of_tensor_copy_to_host(rg, a, sizeof a));
+  ASSERT_OK(of_tensor_copy_to_host(rc, b, sizeof b));
+  assert_memory_equal(a, b, sizeof a);
+  of_tensor_release(rg);
+  of_tensor_release(rc);
+  of_session_destroy(gpu);
+  of_session_destroy(cpu);
+}
+
+/* A device index past the last one is UNAVAILABLE, not a crash. */
+static void test_missing_device_index(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  const int64_t dims[2] = {3, 5};
+  of_tensor_options_t options;
+  of_tensor_options_init(&options);
+  options.device_type = OF_DEVICE_CUDA;
+  options.device_index = 4096;
+  of_tensor_t* none = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_zeros(gpu, of_dtype_float32(), dims, 2, &options, &none), OF_STATUS_UNAVAILABLE,
+                "of_tensor_zeros", "cuda:4096");
+  assert_ptr_equal(none, SENTINEL_PTR(of_tensor_t*));
+  of_session_destroy(gpu);
 }
 
 int main(void) {
   of_session_options_t options;
   of_session_options_init(&options);
   options.device_type = OF_DEVICE_CUDA;
-  of_session_t* gpu = NULL;
-  of_status_t* st = of_session_create(&options, &gpu);
+  of_session_t* probe = NULL;
+  of_status_t* st = of_session_create(&options, &probe);
   if (st != NULL) {
     const int unavailable = of_status_code(st) == OF_STATUS_UNAVAILABLE;
     printf("SKIPPED: %s\n", of_status_message(st));
     of_status_free(st);
-    return unavailable ? SKIP : 1;
+    return unavailable ? SKIP_RETURN_CODE : 1;
   }
-  of_session_t* cpu = NULL;
-  if (!ok(of_session_create(NULL, &cpu))) return 1;
-
-  const int64_t dims[2] = {3, 5};
-  float host[15], back[15];
-  for (int i = 0; i < 15; ++i) host[i] = (float)i * 0.5f - 3.0f;
-  of_tensor_t* t = NULL;
-  if (ok(of_tensor_from_data(gpu, of_dtype_float32(), dims, 2, host, sizeof host, NULL, &t))) {
-    int32_t type = 0, index = -1;
-    EXPECT(ok(of_tensor_device(t, &type, &index)) && type == OF_DEVICE_CUDA && index == 0);
-    EXPECT(ok(of_tensor_copy_to_host(t, back, sizeof back)) && memcmp(host, back, sizeof host) == 0);
-    of_tensor_release(t);
-  }
-
-  of_tensor_t* full = NULL;
-  double d[15];
-  if (ok(of_tensor_full(gpu, of_dtype_float64(), dims, 2, 2.25, NULL, &full))) {
-    EXPECT(ok(of_tensor_copy_to_host(full, d, sizeof d)));
-    for (int i = 0; i < 15; ++i) EXPECT(d[i] == 2.25);
-    of_tensor_release(full);
-  }
-
-  /* The same seed gives the same numbers on either device (counter-based generator). */
-  of_tensor_t *rg = NULL, *rc = NULL;
-  float a[15], b[15];
-  if (ok(of_session_manual_seed(gpu, 7)) && ok(of_session_manual_seed(cpu, 7)) &&
-      ok(of_tensor_randn(gpu, of_dtype_float32(), dims, 2, NULL, &rg)) &&
-      ok(of_tensor_randn(cpu, of_dtype_float32(), dims, 2, NULL, &rc))) {
-    EXPECT(ok(of_tensor_copy_to_host(rg, a, sizeof a)) && ok(of_tensor_copy_to_host(rc, b, sizeof b)));
-    EXPECT(memcmp(a, b, sizeof a) == 0);
-  }
-  of_tensor_release(rg);
-  of_tensor_release(rc);
-
-  /* A device index past the last one is UNAVAILABLE, not a crash. */
-  of_tensor_options_t topts;
-  of_tensor_options_init(&topts);
-  topts.device_type = OF_DEVICE_CUDA;
-  topts.device_index = 4096;
-  of_tensor_t* none = NULL;
-  st = of_tensor_zeros(gpu, of_dtype_float32(), dims, 2, &topts, &none);
-  EXPECT(of_status_code(st) == OF_STATUS_UNAVAILABLE && none == NULL);
-  of_status_free(st);
-
-  of_session_destroy(gpu);
-  of_session_destroy(cpu);
-  printf("%s\n", failures ? "FAILED" : "passed");
-  return failures ? 1 : 0;
+  of_session_destroy(probe);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_from_data_round_trip),
+      cmocka_unit_test(test_full),
+      cmocka_unit_test(test_randn_matches_cpu),
+      cmocka_unit_test(test_missing_device_index),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }
