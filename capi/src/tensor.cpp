@@ -98,13 +98,13 @@ of_status_t* of_tensor_full(of_session_t* session, const of_dtype_t* dtype, cons
 of_status_t* of_tensor_rand(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Rand(session->generator(), dt, s, d); });
+                [&](auto dt, const Shape& s, Device d) { return Rand(session->generator(), dt, s, d, &session->thread_pool()); });
 }
 
 of_status_t* of_tensor_randn(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Randn(session->generator(), dt, s, d); });
+                [&](auto dt, const Shape& s, Device d) { return Randn(session->generator(), dt, s, d, &session->thread_pool()); });
 }
 
 of_status_t* of_tensor_arange(of_session_t* session, double start, double end, double step, const of_dtype_t* dtype,

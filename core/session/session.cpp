@@ -54,8 +54,15 @@ void FreeTensorStore::RemoveGraph(uint64_t graph_id) {
   }
 }
 
-Session::Session(SessionOptions options) : options_(options), generator_(options.seed) {
-  OF_CHECK_GE(options.num_threads, 0) << "session option num_threads must not be negative";
+namespace {
+int32_t CheckedNumThreads(int32_t n) {
+  OF_CHECK_GE(n, 0) << "session option num_threads must not be negative";
+  return n;
+}
+}  // namespace
+
+Session::Session(SessionOptions options)
+    : options_(options), generator_(options.seed), thread_pool_(CheckedNumThreads(options.num_threads)) {
   GetBackend(options.default_device);  // fails now, with a clear message, if the device is unavailable
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/common/dim.h"
 #include "core/device/device.h"
+#include "core/device/thread_pool.h"
 #include "core/session/generator.h"
 #include "core/tensor/tensor.h"
 
@@ -21,7 +22,7 @@ namespace oneflow {
 
 struct SessionOptions {
   uint64_t seed = 0x5eed;     // the generator's initial seed
-  int32_t num_threads = 0;    // CPU threads for kernels; 0 = one per core
+  int32_t num_threads = 0;    // CPU threads for kernels, the calling thread included; 0 = one per core
   Device default_device = Device::CPU();
 };
 
@@ -56,6 +57,7 @@ class Session {
   const SessionOptions& options() const { return options_; }
   Device default_device() const { return options_.default_device; }
   Generator& generator() { return generator_; }
+  ThreadPool& thread_pool() { return thread_pool_; }  // options().num_threads threads
   FreeTensorStore& free_tensors() { return free_tensors_; }
 
   // The session's dim symbol called `name`, created on first use: the same name always gives the
@@ -67,6 +69,7 @@ class Session {
  private:
   SessionOptions options_;
   Generator generator_;
+  ThreadPool thread_pool_;
   FreeTensorStore free_tensors_;
   std::mutex symbols_mutex_;
   std::unordered_map<std::string, Dim> symbols_;

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "core/device/thread_pool.h"
 #include "core/session/generator.h"
 #include "core/tensor/tensor.h"
 
@@ -21,9 +22,11 @@ TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, si
 // dtype's size and hold exactly `nbytes` == the tensor's size.
 TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t nbytes,
                     Storage::Deleter deleter);
-// Uniform in [0, 1) and standard normal, from the generator; floating dtypes only.
-TensorPtr Rand(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device);
-TensorPtr Randn(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device);
+// Uniform in [0, 1) and standard normal, from the generator; floating dtypes only. Element i comes
+// from the generator's counter (start + i), so the result is the same whatever `pool` (may be null)
+// and however many threads it has.
+TensorPtr Rand(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device, ThreadPool* pool = nullptr);
+TensorPtr Randn(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device, ThreadPool* pool = nullptr);
 // start, start + step, ... while below `end` (above, for a negative step): ceil((end - start) / step)
 // elements. step must be non-zero with the sign of end - start; integer dtypes need integral values.
 TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Device device);

@@ -188,7 +188,8 @@ typedef struct of_session_t of_session_t;
 typedef struct of_session_options_t {
   size_t struct_size;      /* sizeof(of_session_options_t), set by of_session_options_init */
   uint64_t seed;           /* seed of the session's random generator; default 0x5eed */
-  int32_t num_threads;     /* CPU threads for kernels; 0 (default) = one per core */
+  int32_t num_threads;     /* CPU threads for kernels, the caller's included; 0 (default) = one per
+                              hardware thread. Results do not depend on it. */
   int32_t device_type;     /* default device for new tensors: OF_DEVICE_* (0 is not a device here);
                               default OF_DEVICE_CPU */
   int32_t device_index;    /* default 0 */

@@ -1,0 +1,103 @@
+#include "core/device/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "core/common/error.h"
+
+namespace oneflow {
+namespace {
+thread_local bool t_inside_parallel_for = false;
+}  // namespace
+
+struct ThreadPool::Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n;
+  int64_t chunk;
+  std::atomic<int64_t> next{0};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+};
+
+ThreadPool::ThreadPool(int32_t num_threads) {
+  OF_CHECK_GE(num_threads, 0) << "num_threads must not be negative";
+  if (num_threads == 0) num_threads = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  workers_.reserve(static_cast<size_t>(num_threads - 1));
+  for (int32_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& w : workers_) w.join();
+}
+
+void ThreadPool::RunChunks(Job& job) {
+  const bool was_inside = t_inside_parallel_for;
+  t_inside_parallel_for = true;
+  for (int64_t begin; (begin = job.next.fetch_add(job.chunk)) < job.n;) {
+    try {
+      (*job.fn)(begin, std::min(job.n, begin + job.chunk));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(job.error_mutex);
+      if (!job.error) job.error = std::current_exception();
+    }
+  }
+  t_inside_parallel_for = was_inside;
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    Job* job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      job = job_;
+      if (job == nullptr) continue;  // woken too late: that call already finished without us
+      ++busy_workers_;
+    }
+    RunChunks(*job);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_workers_;
+    }
+    work_done_.notify_one();
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t threads = std::min<int64_t>(num_threads(), (n + grain - 1) / grain);
+  std::unique_lock<std::mutex> owner(job_mutex_, std::defer_lock);
+  if (threads <= 1 || t_inside_parallel_for || !owner.try_lock()) {
+    fn(0, n);
+    return;
+  }
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.chunk = std::max(grain, (n + threads - 1) / threads);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &job;
+    ++generation_;
+  }
+  work_ready_.notify_all();
+  RunChunks(job);
+  {
+    // Every worker woken for this generation must have left RunChunks before `job` goes away.
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_done_.wait(lock, [&] { return busy_workers_ == 0; });
+    job_ = nullptr;
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+}  // namespace oneflow

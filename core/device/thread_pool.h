@@ -1,0 +1,49 @@
+// ThreadPool: the CPU threads a session's kernels run on (SessionOptions::num_threads).
+//
+// ParallelFor splits [0, n) into chunks and runs them on the pool's workers and the calling thread,
+// returning when all are done. It is safe to call from several threads: while one call owns the
+// workers, a concurrent or nested call runs its loop inline on its own thread, so nothing deadlocks.
+// The first exception a chunk throws is rethrown to the caller (the other chunks still finish).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace oneflow {
+
+class ThreadPool {
+ public:
+  // `num_threads` threads in all, the caller of ParallelFor included; 0 = one per hardware thread.
+  explicit ThreadPool(int32_t num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int32_t num_threads() const { return static_cast<int32_t>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least `grain` long (but the
+  // last), so that work below `grain` elements never pays for a thread hand-off.
+  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+ private:
+  struct Job;
+  void WorkerLoop();
+  static void RunChunks(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex job_mutex_;  // held by the call that owns the workers
+  std::mutex mutex_;      // guards the fields below
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  Job* job_ = nullptr;
+  uint64_t generation_ = 0;
+  int32_t busy_workers_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace oneflow
