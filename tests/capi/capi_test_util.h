@@ -120,19 +120,24 @@ static inline of_session_t* of_test_session_seeded(uint64_t seed) {
   return session;
 }
 
-/* 1 if this build and machine can make a CUDA session (a GPU is present), else 0. */
-static inline int of_test_cuda_available(void) {
+/* NULL if this build and machine can make a CUDA session (a GPU is present); else the status saying
+ * why not, which the caller frees. */
+static inline of_status_t* of_test_cuda_probe(void) {
   of_session_options_t options;
   of_session_options_init(&options);
   options.device_type = OF_DEVICE_CUDA;
   of_session_t* session = NULL;
   of_status_t* s = of_session_create(&options, &session);
-  if (s != NULL) {
-    of_status_free(s);
-    return 0;
-  }
   of_session_destroy(session);
-  return 1;
+  return s;
+}
+
+/* 1 if this build and machine can make a CUDA session (a GPU is present), else 0. */
+static inline int of_test_cuda_available(void) {
+  of_status_t* s = of_test_cuda_probe();
+  const int available = s == NULL;
+  of_status_free(s);
+  return available;
 }
 
 /* cmocka setup/teardown that keep a session in *state. */

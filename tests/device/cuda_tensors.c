@@ -83,18 +83,13 @@ static void test_missing_device_index(void** state) {
 }
 
 int main(void) {
-  of_session_options_t options;
-  of_session_options_init(&options);
-  options.device_type = OF_DEVICE_CUDA;
-  of_session_t* probe = NULL;
-  of_status_t* st = of_session_create(&options, &probe);
+  of_status_t* st = of_test_cuda_probe();
   if (st != NULL) {
     const int unavailable = of_status_code(st) == OF_STATUS_UNAVAILABLE;
     printf("SKIPPED: %s\n", of_status_message(st));
     of_status_free(st);
     return unavailable ? SKIP_RETURN_CODE : 1;
   }
-  of_session_destroy(probe);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_from_data_round_trip),
       cmocka_unit_test(test_full),
