@@ -176,6 +176,29 @@ static inline void* of_test_read_all(const of_tensor_t* tensor, size_t* out_nbyt
   return buf;
 }
 
+/* Fails unless tensors x and y hold the same bytes (same size, same contents). */
+static inline void of_test_assert_same_bytes(const of_tensor_t* x, const of_tensor_t* y) {
+  size_t nx = 0, ny = 0;
+  void* bx = of_test_read_all(x, &nx);
+  void* by = of_test_read_all(y, &ny);
+  assert_int_equal(nx, ny);
+  assert_memory_equal(bx, by, nx);
+  free(bx);
+  free(by);
+}
+
+/* Fails unless sessions a and b draw the same next `n` float32 rand values: their generators are in
+ * the same state. */
+static inline void of_test_assert_same_next_rand(of_session_t* a, of_session_t* b, int64_t n) {
+  of_tensor_t* ta = NULL;
+  of_tensor_t* tb = NULL;
+  ASSERT_OK(of_tensor_rand(a, of_dtype_float32(), &n, 1, NULL, &ta));
+  ASSERT_OK(of_tensor_rand(b, of_dtype_float32(), &n, 1, NULL, &tb));
+  of_test_assert_same_bytes(ta, tb);
+  of_tensor_release(ta);
+  of_tensor_release(tb);
+}
+
 /* IEEE binary16 and bfloat16 bit patterns to float (the test's own decoders). */
 static inline float of_test_bf16_to_float(uint16_t b) {
   const uint32_t bits = (uint32_t)b << 16;

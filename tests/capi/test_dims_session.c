@@ -111,17 +111,7 @@ static void test_session_options_older_caller(void** state) {
 
   /* The seed (inside struct_size) was read: rand equals a session made with seed 7. */
   of_session_t* ref = of_test_session_seeded(7);
-  const int64_t dims[] = {16};
-  of_tensor_t* a = NULL;
-  of_tensor_t* b = NULL;
-  ASSERT_OK(of_tensor_rand(s, of_dtype_float32(), dims, 1, NULL, &a));
-  ASSERT_OK(of_tensor_rand(ref, of_dtype_float32(), dims, 1, NULL, &b));
-  float va[16], vb[16];
-  ASSERT_OK(of_tensor_copy_to_host(a, va, sizeof va));
-  ASSERT_OK(of_tensor_copy_to_host(b, vb, sizeof vb));
-  assert_memory_equal(va, vb, sizeof va);
-  of_tensor_release(a);
-  of_tensor_release(b);
+  of_test_assert_same_next_rand(s, ref, 16);
   of_session_destroy(ref);
   of_session_destroy(s);
 }

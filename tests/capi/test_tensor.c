@@ -647,13 +647,6 @@ static void test_rand_non_floating(void** state) {
   }
 }
 
-static void assert_same_next_draw(of_session_t* a, of_session_t* b) {
-  float va[16], vb[16];
-  draw(a, 0, of_dtype_float32(), 16, va);
-  draw(b, 0, of_dtype_float32(), 16, vb);
-  assert_memory_equal(va, vb, sizeof va);
-}
-
 /* A failed random call has no effect: the generator does not advance, so the draws that follow equal
  * those of a session with the same seed that never saw the failed call. */
 static void test_rand_failure_keeps_generator(void** state) {
@@ -670,7 +663,7 @@ static void test_rand_failure_keeps_generator(void** state) {
   ASSERT_STATUS(of_tensor_rand(s, of_dtype_float32(), dims_ok, 1, NULL, NULL), OF_STATUS_INVALID_ARGUMENT,
                 "of_tensor_rand");
   assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
-  assert_same_next_draw(s, ref);
+  of_test_assert_same_next_rand(s, ref, 16);
   of_session_destroy(ref);
   of_session_destroy(s);
 }
@@ -691,7 +684,7 @@ static void test_rand_device_failure_keeps_generator(void** state) {
   ASSERT_STATUS2(of_tensor_randn(s, of_dtype_float32(), dims, 1, &cuda, &t), OF_STATUS_UNAVAILABLE,
                  OF_STATUS_UNIMPLEMENTED, "of_tensor_randn");
   assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
-  assert_same_next_draw(s, ref);
+  of_test_assert_same_next_rand(s, ref, 16);
   of_session_destroy(ref);
   of_session_destroy(s);
 }
@@ -708,7 +701,7 @@ static void test_rand_out_of_memory_keeps_generator(void** state) {
   ASSERT_STATUS(of_tensor_randn(s, of_dtype_float32(), huge, 2, NULL, &t), OF_STATUS_RESOURCE_EXHAUSTED,
                 "of_tensor_randn");
   assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
-  assert_same_next_draw(s, ref);
+  of_test_assert_same_next_rand(s, ref, 16);
   of_session_destroy(ref);
   of_session_destroy(s);
 }

@@ -237,17 +237,7 @@ static void test_concurrent_rand_disjoint(void** state) {
     ASSERT_OK(of_tensor_rand(ref, of_dtype_float32(), dims, 1, NULL, &t));
     of_tensor_release(t);
   }
-  float next_a[64], next_b[64];
-  const int64_t d64[] = {64};
-  of_tensor_t* ta = NULL;
-  of_tensor_t* tb = NULL;
-  ASSERT_OK(of_tensor_rand(s, of_dtype_float32(), d64, 1, NULL, &ta));
-  ASSERT_OK(of_tensor_rand(ref, of_dtype_float32(), d64, 1, NULL, &tb));
-  ASSERT_OK(of_tensor_copy_to_host(ta, next_a, sizeof next_a));
-  ASSERT_OK(of_tensor_copy_to_host(tb, next_b, sizeof next_b));
-  assert_memory_equal(next_a, next_b, sizeof next_a);
-  of_tensor_release(ta);
-  of_tensor_release(tb);
+  of_test_assert_same_next_rand(s, ref, 64);
   of_session_destroy(ref);
   free(results);
   of_session_destroy(s);
