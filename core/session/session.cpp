@@ -80,4 +80,17 @@ uint64_t Session::NextId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+thread_local Session* current_session = nullptr;
+}  // namespace
+
+Session& Session::Current() {
+  if (current_session != nullptr) return *current_session;
+  static Session* default_session = new Session(SessionOptions{});  // lives until the process ends
+  return *default_session;
+}
+
+SessionScope::SessionScope(Session& session) : previous_(current_session) { current_session = &session; }
+SessionScope::~SessionScope() { current_session = previous_; }
+
 }  // namespace oneflow

@@ -66,6 +66,10 @@ class Session {
   // Ids for graphs and other per-session objects, unique within the process.
   static uint64_t NextId();
 
+  // The session ops on this thread run in: the innermost SessionScope's, else a process-wide default
+  // session (default options), created on first use and never destroyed.
+  static Session& Current();
+
  private:
   SessionOptions options_;
   Generator generator_;
@@ -73,6 +77,18 @@ class Session {
   FreeTensorStore free_tensors_;
   std::mutex symbols_mutex_;
   std::unordered_map<std::string, Dim> symbols_;
+};
+
+// Makes `session` the calling thread's current session for the scope (the C ABI opens one per call).
+class SessionScope {
+ public:
+  explicit SessionScope(Session& session);
+  ~SessionScope();
+  SessionScope(const SessionScope&) = delete;
+  SessionScope& operator=(const SessionScope&) = delete;
+
+ private:
+  Session* previous_;
 };
 
 }  // namespace oneflow

@@ -1,0 +1,127 @@
+// The op registry: every op is declared once, as an OpDef.
+//
+// An OpDef gives the op's name, inputs, outputs and attributes (with defaults), its shape/dtype
+// inference (written with Dim, so unknown and named dims flow through), its backward (written in
+// terms of other ops, so the same code serves eager autograd and in-graph autodiff) and its kernels
+// per device with the dtypes each kernel takes. Op dispatch (core/op/dispatch.h) is the only caller.
+//
+// Ops are registered by the Register*Ops functions listed in core/ops/register.h, called once when
+// the registry is first used (explicit calls, not static initialisers, so that the static library
+// keeps every op). After that the registry is read-only and safe to use from any thread.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/shape.h"
+#include "core/device/device.h"
+#include "core/device/thread_pool.h"
+#include "core/op/attrs.h"
+#include "core/session/generator.h"
+#include "core/tensor/tensor.h"
+
+namespace oneflow {
+
+// What shape inference sees of a tensor. Lazy tensors may have unknown or symbolic dims.
+struct TensorMeta {
+  Symbol<DType> dtype;
+  Shape shape;
+  Device device;
+};
+
+// What a kernel gets: concrete inputs (contiguous unless the op takes strided inputs), outputs
+// allocated from the inferred metas (contiguous, uninitialised), the call's attributes (defaults
+// filled in), and the calling session's thread pool and generator.
+struct KernelContext {
+  std::span<const TensorPtr> inputs;
+  std::span<const TensorPtr> outputs;
+  const Attrs& attrs;
+  ThreadPool& pool;
+  Generator& generator;
+
+  const Tensor& in(size_t i) const { return *inputs[i]; }
+  const Tensor& out(size_t i) const { return *outputs[i]; }
+};
+using KernelFn = void (*)(KernelContext& ctx);
+
+struct KernelDef {
+  DeviceType device;
+  std::vector<DataType> dtypes;  // dtypes of the op's dtype_input this kernel accepts
+  KernelFn fn;
+};
+
+// What a backward function gets. inputs/outputs are the forward call's tensors (detached: no autograd
+// state); grad_outputs[i] is the gradient flowing into output i, or null when none flowed (treat as
+// zeros); needs_input_grad[i] says whether input i's gradient is wanted.
+struct BackwardContext {
+  std::span<const TensorPtr> inputs;
+  std::span<const TensorPtr> outputs;
+  std::span<const TensorPtr> grad_outputs;
+  const std::vector<bool>& needs_input_grad;
+  const Attrs& attrs;
+};
+// Returns one gradient per input (null where not wanted or not defined), each with its input's shape
+// and dtype. Runs with grad mode off, through ops (so it records graph nodes in lazy mode).
+using BackwardFn = std::vector<TensorPtr> (*)(const BackwardContext& ctx);
+
+// The inference function: output metas from input metas. Errors are InvalidArgument naming the
+// argument and the shapes; dispatch prefixes them with the op's name.
+using InferFn = std::vector<TensorMeta> (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
+
+// A view op's eager implementation: the output as a view of inputs[0]'s storage.
+using ViewFn = TensorPtr (*)(const TensorPtr& input, const TensorMeta& out, const Attrs& attrs);
+
+struct AttrSpec {
+  std::string name;
+  AttrValue default_value;  // also gives the attribute's type
+  bool required = false;    // then default_value only gives the type
+};
+
+struct OpDef {
+  std::string name;
+  std::vector<std::string> inputs;   // input names; with `variadic_inputs`, the last takes 1 or more
+  bool variadic_inputs = false;
+  std::vector<std::string> optional_inputs;  // names of inputs that may be null (bias, running stats)
+  std::vector<std::string> outputs;  // output names
+  std::vector<AttrSpec> attrs;
+  InferFn infer = nullptr;
+  BackwardFn backward = nullptr;     // null: not differentiable (no autograd node is recorded)
+  std::vector<KernelDef> kernels;
+  ViewFn view = nullptr;             // set for view ops, which have no kernel
+  int dtype_input = 0;               // whose dtype selects the kernel
+  bool strided_inputs = false;       // kernels handle any strides; else dispatch makes inputs contiguous
+  std::vector<int> mutated_inputs;   // inputs the kernel writes in place (running stats, parameters)
+
+  bool IsOptionalInput(size_t i) const;
+  const KernelDef* FindKernel(DeviceType device, Symbol<DType> dtype) const;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+  // AlreadyExists for a name that is taken. Only during registration.
+  void Register(OpDef def);
+  // NotFound for an unknown name.
+  const OpDef& Get(std::string_view name) const;
+  const OpDef* Find(std::string_view name) const;
+  std::vector<const OpDef*> All() const;  // sorted by name
+
+ private:
+  OpRegistry() = default;
+  std::vector<std::unique_ptr<OpDef>> defs_;
+};
+
+// Every dtype list the kernels use.
+inline const std::vector<DataType> kFloatingTypes = {DataType::kFloat32, DataType::kFloat64};
+inline const std::vector<DataType> kNumericTypes = {DataType::kInt8,  DataType::kUInt8,   DataType::kInt16,
+                                                    DataType::kInt32, DataType::kInt64,   DataType::kFloat32,
+                                                    DataType::kFloat64};
+inline const std::vector<DataType> kAllTypes = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,
+                                                DataType::kInt16,   DataType::kInt32,    DataType::kInt64,
+                                                DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                                DataType::kFloat64};
+
+}  // namespace oneflow

@@ -1,0 +1,14 @@
+// The op families, each registering its OpDefs into the registry (called once by OpRegistry::Global).
+#pragma once
+
+namespace oneflow {
+class OpRegistry;
+
+void RegisterCreationOps(OpRegistry& registry);     // core/ops/creation.cpp: full_like
+void RegisterElementwiseOps(OpRegistry& registry);  // core/ops/elementwise.cpp, unary.cpp
+void RegisterReduceOps(OpRegistry& registry);       // core/ops/reduce.cpp
+void RegisterNnOps(OpRegistry& registry);           // core/ops/nn.cpp: softmax, losses, dropout
+void RegisterViewOps(OpRegistry& registry);         // core/ops/view.cpp: views, cat, stack, contiguous
+void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, conv2d, batch_norm, pooling
+void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
+}  // namespace oneflow

@@ -1,0 +1,15 @@
+// Copies between tensor layouts, independent of dtype (elements are moved as bytes).
+#pragma once
+
+#include "core/device/thread_pool.h"
+#include "core/tensor/tensor.h"
+
+namespace oneflow {
+
+// Copies src's elements, in row-major order of its shape, into dst's elements at dst's strides.
+// Shapes and dtypes must match. CPU only (the CUDA backend brings its own). `pool` may be null.
+void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool);
+// src itself when contiguous, else a new contiguous copy.
+TensorPtr MakeContiguous(const TensorPtr& src, ThreadPool* pool);
+
+}  // namespace oneflow

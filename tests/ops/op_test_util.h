@@ -1,0 +1,51 @@
+// The op conformance harness: random inputs, float64 reference comparison, non-contiguous views,
+// finite-difference gradient checks, and the coverage ledger that checks every registered op x dtype
+// was exercised (op_tests_main.cpp fails the run otherwise).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/autograd/autograd.h"
+#include "core/op/op_registry.h"
+#include "core/ops/ops.h"
+#include "core/session/session.h"
+#include "core/tensor/factory.h"
+
+namespace oneflow::test {
+
+// Records that op `name` was checked against a reference with inputs of `dtype` (the kernel's dtype).
+void MarkCovered(const std::string& name, Symbol<DType> dtype);
+
+// A deterministic generator for tests.
+Generator& TestGenerator();
+
+// Uniform values in [lo, hi) converted to `dtype` (integers: rounded down; bool: value >= mid).
+TensorPtr RandomTensor(Symbol<DType> dtype, const Shape& shape, double lo = -2.0, double hi = 2.0);
+TensorPtr FromDoubles(Symbol<DType> dtype, const Shape& shape, const std::vector<double>& values);
+// Row-major element values as doubles, whatever the strides and dtype.
+std::vector<double> ToDoubles(const TensorPtr& t);
+// The same values in a non-contiguous layout (every other element of a wider storage).
+TensorPtr NonContiguous(const TensorPtr& t);
+
+// Shape, dtype and every value: |a - e| <= atol + rtol * |e|; NaNs must match NaNs.
+void ExpectTensorNear(const TensorPtr& actual, Symbol<DType> dtype, const Shape& shape,
+                      const std::vector<double>& expected, double rtol = 1e-6, double atol = 1e-6);
+// Tolerances suited to a dtype computed from float64 references.
+double RtolFor(Symbol<DType> dtype);
+
+// Row-major index helpers for reference loops.
+std::vector<int64_t> Unravel(int64_t flat, const Shape& shape);
+int64_t Ravel(const std::vector<int64_t>& index, const Shape& shape);
+// The flat index in `from` (broadcast to `to`) of the element at `index` of `to`.
+int64_t BroadcastIndex(const std::vector<int64_t>& index, const Shape& from, const Shape& to);
+
+// Checks fn's gradients w.r.t. every input that requires grad against central finite differences of
+// <fn(x), w> for a random w. Inputs should be float64 leaves. Returns after EXPECTs.
+void ExpectGradientsMatch(const std::function<TensorPtr(const std::vector<TensorPtr>&)>& fn,
+                          const std::vector<TensorPtr>& inputs, double eps = 1e-6, double tol = 1e-6);
+
+}  // namespace oneflow::test
