@@ -301,6 +301,22 @@ OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_dev
  * of_tensor_nbytes (INVALID_ARGUMENT otherwise, naming both sizes). */
 OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes);
 
+/*===--- ops ------------------------------------------------------------------------------===*/
+
+/*===--- end of ops -------------------------------------------------------------------------===*/
+
+/*===--- autograd ---------------------------------------------------------------------------===*/
+
+/*===--- end of autograd --------------------------------------------------------------------===*/
+
+/*===--- training: initialisers and optimizers ----------------------------------------------===*/
+
+/*===--- end of training --------------------------------------------------------------------===*/
+
+/*===--- saving and loading: safetensors ----------------------------------------------------===*/
+
+/*===--- end of saving and loading ----------------------------------------------------------===*/
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

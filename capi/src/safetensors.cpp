@@ -1,0 +1,1 @@
+#include "capi/src/capi_internal.h"

@@ -1,0 +1,3 @@
+#include "capi_test_util.h"
+
+int main(void) { return 0; }

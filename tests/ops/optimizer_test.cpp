@@ -1,0 +1,1 @@
+#include "tests/ops/op_test_util.h"
