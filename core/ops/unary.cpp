@@ -1,0 +1,321 @@
+// Elementwise unary ops (neg abs exp log sqrt rsqrt relu sigmoid tanh gelu), cast, and the dedicated
+// backward ops of the activations (relu_backward, sigmoid_backward, tanh_backward, gelu_backward),
+// which do in one pass what their backward would otherwise do in several.
+#include <cmath>
+#include <type_traits>
+
+#include "core/op/dispatch.h"
+#include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/ops.h"
+#include "core/ops/register.h"
+
+namespace oneflow {
+namespace {
+
+using cpu::CheckDomain;
+using cpu::Domain;
+using cpu::ElementFn;
+using cpu::ElementwiseOp;
+using cpu::FloatingFn;
+
+// ---- element functions ----------------------------------------------------------------------------
+struct NegFn : ElementFn {
+  template <typename C>
+  C operator()(C a) const {
+    if constexpr (std::is_integral_v<C>) {
+      return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(a));  // wraps
+    } else {
+      return -a;
+    }
+  }
+};
+struct AbsFn : ElementFn {
+  template <typename C>
+  C operator()(C a) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return a;
+    } else if constexpr (std::is_integral_v<C>) {
+      return a < 0 ? NegFn()(a) : a;
+    } else {
+      return std::abs(a);
+    }
+  }
+};
+struct ReluFn : ElementFn {
+  template <typename C>
+  C operator()(C a) const {
+    if constexpr (std::is_unsigned_v<C>) return a;
+    else return a < C(0) ? C(0) : a;  // NaN stays NaN
+  }
+};
+struct ExpFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return std::exp(a);
+  }
+};
+struct LogFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return std::log(a);
+  }
+};
+struct SqrtFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return std::sqrt(a);
+  }
+};
+struct RsqrtFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return C(1) / std::sqrt(a);
+  }
+};
+struct SigmoidFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return C(1) / (C(1) + std::exp(-a));
+  }
+};
+struct TanhFn : FloatingFn {
+  template <typename C>
+  C operator()(C a) const {
+    return std::tanh(a);
+  }
+};
+
+constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
+constexpr double kGeluCubic = 0.044715;
+
+// x * Phi(x), or its tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <bool kTanh>
+struct GeluFn : FloatingFn {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (kTanh) {
+      return C(0.5) * x * (C(1) + std::tanh(C(kSqrt2OverPi) * (x + C(kGeluCubic) * x * x * x)));
+    } else {
+      return C(0.5) * x * (C(1) + std::erf(x * C(kSqrtHalf)));
+    }
+  }
+};
+
+// Backward element functions: (dy, saved) -> dx.
+struct ReluGradFn : ElementFn {
+  template <typename T>
+  static constexpr bool kFor = cpu::kIsFloating<T>;
+  template <typename C>
+  C operator()(C dy, C y) const {
+    return y > C(0) ? dy : C(0);
+  }
+};
+struct SigmoidGradFn : ReluGradFn {
+  template <typename C>
+  C operator()(C dy, C y) const {
+    return dy * y * (C(1) - y);
+  }
+};
+struct TanhGradFn : ReluGradFn {
+  template <typename C>
+  C operator()(C dy, C y) const {
+    return dy * (C(1) - y * y);
+  }
+};
+template <bool kTanh>
+struct GeluGradFn : FloatingFn {
+  template <typename C>
+  C operator()(C dy, C x) const {
+    if constexpr (kTanh) {
+      const C x2 = x * x;
+      const C t = std::tanh(C(kSqrt2OverPi) * x * (C(1) + C(kGeluCubic) * x2));
+      const C dt = C(kSqrt2OverPi) * (C(1) + C(3 * kGeluCubic) * x2);
+      return dy * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * dt);
+    } else {
+      const C cdf = C(0.5) * (C(1) + std::erf(x * C(kSqrtHalf)));
+      const C pdf = C(kInvSqrt2Pi) * std::exp(C(-0.5) * x * x);
+      return dy * (cdf + x * pdf);
+    }
+  }
+};
+
+// ---- kernels --------------------------------------------------------------------------------------
+template <typename F>
+void UnaryKernel(KernelContext& ctx) {
+  cpu::MapKernel<F, 1>(ctx);
+}
+template <typename F>
+void BinaryKernel(KernelContext& ctx) {
+  cpu::MapKernel<F, 2>(ctx);
+}
+template <template <bool> class F, size_t N>
+void GeluKernel(KernelContext& ctx) {
+  if (ctx.attrs.Bool("tanh_approximation")) {
+    cpu::MapKernel<F<true>, N>(ctx);
+  } else {
+    cpu::MapKernel<F<false>, N>(ctx);
+  }
+}
+
+void CastKernel(KernelContext& ctx) {
+  VisitDType(ctx.in(0).dtype(), [&](auto in_tag) {
+    using In = typename decltype(in_tag)::type;
+    VisitDType(ctx.out(0).dtype(), [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      cpu::ElementwiseLoop<Out, In>(ctx.pool, cpu::kSimpleGrain, ctx.out(0), {&ctx.in(0)},
+                                    [](cpu::ComputeType<In> v) { return v; });
+    });
+  });
+}
+
+// ---- inference ------------------------------------------------------------------------------------
+template <Domain kDomain>
+std::vector<TensorMeta> InferUnary(std::span<const TensorMeta> in, const Attrs&) {
+  CheckDomain(in[0].dtype, kDomain, "x");
+  return {in[0]};
+}
+
+// (dy, saved) of one floating dtype.
+std::vector<TensorMeta> InferGrad(std::span<const TensorMeta> in, const Attrs&) {
+  OF_CHECK(in[0].dtype == in[1].dtype) << "dy and the saved tensor must have the same dtype, got " << in[0].dtype
+                                       << " and " << in[1].dtype;
+  CheckDomain(in[0].dtype, Domain::kFloating, "dy");
+  return {TensorMeta{in[0].dtype, BroadcastShapes(in[0].shape, in[1].shape), in[0].device}};
+}
+
+std::vector<TensorMeta> InferCast(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {TensorMeta{attrs.Get<Symbol<DType>>("dtype"), in[0].shape, in[0].device}};
+}
+
+// ---- backward -------------------------------------------------------------------------------------
+// For ops whose gradient is one expression of (dy, x, y).
+template <TensorPtr (*kGrad)(const TensorPtr& dy, const TensorPtr& x, const TensorPtr& y, const Attrs& attrs)>
+std::vector<TensorPtr> UnaryBackward(const BackwardContext& ctx) {
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy || !ctx.needs_input_grad[0]) return {nullptr};
+  return {kGrad(dy, ctx.inputs[0], ctx.outputs[0], ctx.attrs)};
+}
+
+TensorPtr NegGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr&, const Attrs&) { return ops::Neg(dy); }
+TensorPtr AbsGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr&, const Attrs&) {
+  const TensorPtr sign = ops::Sub(ops::Cast(ops::GtScalar(x, 0.0), dy->dtype()), ops::Cast(ops::LtScalar(x, 0.0), dy->dtype()));
+  return ops::Mul(dy, sign);
+}
+TensorPtr ExpGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr& y, const Attrs&) { return ops::Mul(dy, y); }
+TensorPtr LogGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr&, const Attrs&) { return ops::Div(dy, x); }
+TensorPtr SqrtGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr& y, const Attrs&) {
+  return ops::Div(dy, ops::MulScalar(y, 2.0));
+}
+TensorPtr RsqrtGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr& y, const Attrs&) {
+  return ops::MulScalar(ops::Mul(dy, ops::Div(y, x)), -0.5);  // -x^(-3/2) / 2
+}
+TensorPtr ReluGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr& y, const Attrs&) {
+  static const OpDef& op = OpRegistry::Global().Get("relu_backward");
+  return Apply1(op, {dy, y});
+}
+TensorPtr SigmoidGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr& y, const Attrs&) {
+  static const OpDef& op = OpRegistry::Global().Get("sigmoid_backward");
+  return Apply1(op, {dy, y});
+}
+TensorPtr TanhGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr& y, const Attrs&) {
+  static const OpDef& op = OpRegistry::Global().Get("tanh_backward");
+  return Apply1(op, {dy, y});
+}
+TensorPtr GeluGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr&, const Attrs& attrs) {
+  static const OpDef& op = OpRegistry::Global().Get("gelu_backward");
+  return Apply1(op, {dy, x}, {{"tanh_approximation", attrs.Bool("tanh_approximation")}});
+}
+// Only floating inputs have gradients (an integer or bool input never requires grad).
+TensorPtr CastGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr&, const Attrs&) {
+  return x->dtype()->is_floating_point() ? ops::Cast(dy, x->dtype()) : nullptr;
+}
+
+// ---- registration ---------------------------------------------------------------------------------
+template <typename F, Domain kDomain>
+OpDef UnaryOp(std::string name, BackwardFn backward, KernelFn kernel = UnaryKernel<F>) {
+  return ElementwiseOp(std::move(name), {"x"}, InferUnary<kDomain>, backward, cpu::KernelDTypes<F>(), kernel);
+}
+
+// (dy, saved) -> dx; not differentiable again.
+template <typename F>
+OpDef GradOp(std::string name, std::string saved, KernelFn kernel = BinaryKernel<F>) {
+  OpDef def = ElementwiseOp(std::move(name), {"dy", std::move(saved)}, InferGrad, nullptr, cpu::KernelDTypes<F>(), kernel);
+  def.outputs = {"dx"};
+  return def;
+}
+
+const AttrSpec kTanhApproximation{"tanh_approximation", false};
+
+}  // namespace
+
+void RegisterUnaryOps(OpRegistry& registry) {
+  registry.Register(UnaryOp<NegFn, Domain::kNotBool>("neg", UnaryBackward<NegGrad>));
+  registry.Register(UnaryOp<AbsFn, Domain::kNotBool>("abs", UnaryBackward<AbsGrad>));
+  registry.Register(UnaryOp<ExpFn, Domain::kFloating>("exp", UnaryBackward<ExpGrad>));
+  registry.Register(UnaryOp<LogFn, Domain::kFloating>("log", UnaryBackward<LogGrad>));
+  registry.Register(UnaryOp<SqrtFn, Domain::kFloating>("sqrt", UnaryBackward<SqrtGrad>));
+  registry.Register(UnaryOp<RsqrtFn, Domain::kFloating>("rsqrt", UnaryBackward<RsqrtGrad>));
+  registry.Register(UnaryOp<ReluFn, Domain::kNotBool>("relu", UnaryBackward<ReluGrad>));
+  registry.Register(UnaryOp<SigmoidFn, Domain::kFloating>("sigmoid", UnaryBackward<SigmoidGrad>));
+  registry.Register(UnaryOp<TanhFn, Domain::kFloating>("tanh", UnaryBackward<TanhGrad>));
+  OpDef gelu = UnaryOp<GeluFn<false>, Domain::kFloating>("gelu", UnaryBackward<GeluGrad>, GeluKernel<GeluFn, 1>);
+  gelu.attrs = {kTanhApproximation};
+  registry.Register(std::move(gelu));
+
+  registry.Register(GradOp<ReluGradFn>("relu_backward", "y"));
+  registry.Register(GradOp<SigmoidGradFn>("sigmoid_backward", "y"));
+  registry.Register(GradOp<TanhGradFn>("tanh_backward", "y"));
+  OpDef gelu_backward = GradOp<GeluGradFn<false>>("gelu_backward", "x", GeluKernel<GeluGradFn, 2>);
+  gelu_backward.attrs = {kTanhApproximation};
+  registry.Register(std::move(gelu_backward));
+
+  OpDef cast = ElementwiseOp("cast", {"x"}, InferCast, UnaryBackward<CastGrad>, kAllTypes, CastKernel);
+  cast.attrs = {{"dtype", DType::Float32(), /*required=*/true}};
+  registry.Register(std::move(cast));
+}
+
+// ---- the C++ API ----------------------------------------------------------------------------------
+namespace ops {
+namespace {
+
+// Integer and bool inputs of the transcendental ops compute in float32 (as PyTorch).
+TensorPtr ToFloating(std::string_view op, const TensorPtr& x) {
+  OF_CHECK(x) << op << ": input 'x' is null";
+  return x->dtype()->is_floating_point() ? x : Cast(x, DType::Float32());
+}
+
+}  // namespace
+
+#define OF_UNARY(Name, op_name, input)                          \
+  TensorPtr Name(const TensorPtr& x) {                          \
+    static const OpDef& op = OpRegistry::Global().Get(op_name); \
+    return Apply1(op, {input});                                 \
+  }
+OF_UNARY(Neg, "neg", x)
+OF_UNARY(Abs, "abs", x)
+OF_UNARY(Relu, "relu", x)
+OF_UNARY(Exp, "exp", ToFloating(op.name, x))
+OF_UNARY(Log, "log", ToFloating(op.name, x))
+OF_UNARY(Sqrt, "sqrt", ToFloating(op.name, x))
+OF_UNARY(Rsqrt, "rsqrt", ToFloating(op.name, x))
+OF_UNARY(Sigmoid, "sigmoid", ToFloating(op.name, x))
+OF_UNARY(Tanh, "tanh", ToFloating(op.name, x))
+#undef OF_UNARY
+
+TensorPtr Gelu(const TensorPtr& x, bool tanh_approximation) {
+  static const OpDef& op = OpRegistry::Global().Get("gelu");
+  return Apply1(op, {ToFloating("gelu", x)}, {{"tanh_approximation", tanh_approximation}});
+}
+
+TensorPtr Cast(const TensorPtr& x, Symbol<DType> dtype) {
+  OF_CHECK(x) << "cast: input 'x' is null";
+  OF_CHECK(dtype) << "cast: dtype is null";
+  static const OpDef& op = OpRegistry::Global().Get("cast");
+  if (x->dtype() == dtype) return x;
+  return Apply1(op, {x}, {{"dtype", dtype}});
+}
+
+}  // namespace ops
+}  // namespace oneflow
