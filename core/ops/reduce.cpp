@@ -1,7 +1,806 @@
+// Reductions: sum, mean, max, min, argmax, var, std, sum_to_shape, and the ops that are their
+// gradients (broadcast_like, max_backward, var_backward).
+//
+// Every reduction runs on one engine (RunReduce): the input's dims are collapsed into groups (size-1
+// dims dropped, neighbours adjacent in memory with the same reduced/kept flag merged), and the
+// innermost group decides the loop: reduced -> each output sums contiguous runs ("rows": softmax-like
+// and full reductions), kept -> outputs are columns updated a row at a time ("columns": bias
+// gradients (N, C) -> (C)). (N, C, H, W) over N, H, W collapses to rows of H*W per channel. Inputs may
+// have any strides. Few outputs with a large reduction split the reduction into parts whose number
+// depends only on the sizes, so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/op/dispatch.h"
+#include "core/ops/ops.h"
 #include "core/ops/register.h"
 
 namespace oneflow {
+namespace ops {
+namespace {
+const OpDef& Op(std::string_view name) { return OpRegistry::Global().Get(name); }
+}  // namespace
 
-void RegisterReduceOps(OpRegistry& registry) { (void)registry; }
+TensorPtr Sum(const TensorPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  static const OpDef& op = Op("sum");
+  return Apply1(op, {x}, {{"dims", dims}, {"keepdim", keepdim}});
+}
+TensorPtr Mean(const TensorPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  static const OpDef& op = Op("mean");
+  return Apply1(op, {x}, {{"dims", dims}, {"keepdim", keepdim}});
+}
+TensorPtr Max(const TensorPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  static const OpDef& op = Op("max");
+  return Apply1(op, {x}, {{"dims", dims}, {"keepdim", keepdim}});
+}
+TensorPtr Min(const TensorPtr& x, const std::vector<int64_t>& dims, bool keepdim) {
+  static const OpDef& op = Op("min");
+  return Apply1(op, {x}, {{"dims", dims}, {"keepdim", keepdim}});
+}
+TensorPtr Argmax(const TensorPtr& x, int64_t dim, bool keepdim) {
+  static const OpDef& op = Op("argmax");
+  return Apply1(op, {x}, {{"dim", dim}, {"keepdim", keepdim}});
+}
+TensorPtr Var(const TensorPtr& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  static const OpDef& op = Op("var");
+  return Apply1(op, {x}, {{"dims", dims}, {"correction", correction}, {"keepdim", keepdim}});
+}
+TensorPtr Std(const TensorPtr& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  static const OpDef& op = Op("std");
+  return Apply1(op, {x}, {{"dims", dims}, {"correction", correction}, {"keepdim", keepdim}});
+}
+TensorPtr SumToShape(const TensorPtr& x, const Shape& shape) {
+  static const OpDef& op = Op("sum_to_shape");
+  if (x && x->shape() == shape) return x;
+  const auto raw = shape.raw();
+  return Apply1(op, {x}, {{"shape", std::vector<int64_t>(raw.begin(), raw.end())}});
+}
+
+}  // namespace ops
+
+namespace {
+
+// Elements per parallel chunk (simple operations each).
+constexpr int64_t kGrain = int64_t{1} << 15;
+// Columns one task of a column reduction accumulates at once (their accumulators stay in L2).
+constexpr int64_t kColumnBlock = 8192;
+
+// ---- shapes -----------------------------------------------------------------------------------------
+
+// Which of x's dims `dims` reduces (empty = all). The dims were validated by ReduceShape in inference.
+std::vector<bool> ReducedMask(int64_t ndim, const std::vector<int64_t>& dims) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), dims.empty());
+  for (int64_t d : dims) mask[static_cast<size_t>(NormalizeAxis(d, ndim, "reduction dim"))] = true;
+  return mask;
+}
+
+// Reduced dims of `shape` whose size is known to be 0 make max/min/argmax undefined.
+void CheckNonEmptyReduction(const Shape& shape, const std::vector<bool>& mask) {
+  for (int64_t d = 0; d < shape.ndim(); ++d) {
+    if (mask[static_cast<size_t>(d)] && shape[d] == 0) {
+      OF_THROW(InvalidArgument) << "cannot reduce over dim " << d << " of size 0 (input shape " << shape
+                                << "): the reduction has no identity";
+    }
+  }
+}
+
+// For each dim of `shape`: its stride in the reduced output (contiguous over the kept dims), 0 where
+// reduced. Reads a per-output value at each input position.
+std::vector<int64_t> ReducedOutputStrides(const Shape& shape, const std::vector<bool>& mask) {
+  std::vector<int64_t> strides(static_cast<size_t>(shape.ndim()), 0);
+  int64_t s = 1;
+  for (int64_t d = shape.ndim() - 1; d >= 0; --d) {
+    if (mask[static_cast<size_t>(d)]) continue;
+    strides[static_cast<size_t>(d)] = s;
+    s *= shape[d].value();
+  }
+  return strides;
+}
+
+// ---- loops ------------------------------------------------------------------------------------------
+
+struct Group {
+  int64_t size;
+  int64_t stride;
+  bool reduced;
+};
+
+// Drops size-1 dims and merges neighbours with the same flag that are adjacent in memory.
+std::vector<Group> Collapse(const Shape& shape, std::span<const int64_t> strides, const std::vector<bool>& mask) {
+  std::vector<Group> out;
+  for (int64_t d = 0; d < shape.ndim(); ++d) {
+    const Group g{shape[d].value(), strides[static_cast<size_t>(d)], mask[static_cast<size_t>(d)]};
+    if (g.size == 1) continue;
+    if (!out.empty() && out.back().reduced == g.reduced && out.back().stride == g.stride * g.size) {
+      out.back().size *= g.size;
+      out.back().stride = g.stride;
+    } else {
+      out.push_back(g);
+    }
+  }
+  return out;
+}
+
+int64_t CountOf(const std::vector<Group>& groups) {
+  int64_t n = 1;
+  for (const Group& g : groups) n *= g.size;
+  return n;
+}
+
+// Walks the element offsets of a row-major index space over groups.
+class Walker {
+ public:
+  explicit Walker(const std::vector<Group>& groups) : groups_(groups), index_(groups.size(), 0) {}
+  void Seek(int64_t flat) {
+    offset_ = 0;
+    for (size_t d = groups_.size(); d-- > 0;) {
+      const int64_t size = groups_[d].size;
+      index_[d] = size == 0 ? 0 : flat % size;
+      flat = size == 0 ? 0 : flat / size;
+      offset_ += index_[d] * groups_[d].stride;
+    }
+  }
+  void Next() {
+    for (size_t d = groups_.size(); d-- > 0;) {
+      if (++index_[d] < groups_[d].size) {
+        offset_ += groups_[d].stride;
+        return;
+      }
+      offset_ -= (groups_[d].size - 1) * groups_[d].stride;
+      index_[d] = 0;
+    }
+  }
+  int64_t offset() const { return offset_; }
+
+ private:
+  const std::vector<Group>& groups_;
+  std::vector<int64_t> index_;
+  int64_t offset_ = 0;
+};
+
+// x's dims split into the innermost group and the outer kept and reduced groups. Outputs are numbered
+// row-major over the kept dims; the reduction space row-major over the reduced dims.
+struct ReducePlan {
+  std::vector<Group> kept, reduced;  // outer groups
+  int64_t inner = 1, inner_stride = 1;
+  bool inner_reduced = true;
+
+  int64_t num_outputs() const { return CountOf(kept) * (inner_reduced ? 1 : inner); }
+  int64_t num_reduced() const { return CountOf(reduced) * (inner_reduced ? inner : 1); }
+};
+
+ReducePlan MakeReducePlan(const Tensor& x, const std::vector<bool>& mask) {
+  std::vector<Group> groups = Collapse(x.shape(), x.strides(), mask);
+  ReducePlan plan;
+  if (!groups.empty()) {
+    plan.inner = groups.back().size;
+    plan.inner_stride = groups.back().stride;
+    plan.inner_reduced = groups.back().reduced;
+    groups.pop_back();
+  }
+  for (const Group& g : groups) (g.reduced ? plan.reduced : plan.kept).push_back(g);
+  return plan;
+}
+
+// Calls fn(i, n, src, src_stride) for runs covering a contiguous output of `shape` whose element at
+// index idx reads the source element at sum(idx[d] * src_strides[d]): elements [i, i + n) read src,
+// src + src_stride, ... (a broadcast when strides are 0).
+template <typename Fn>
+void ForEachRun(const Shape& shape, const std::vector<int64_t>& src_strides, ThreadPool& pool, Fn&& fn) {
+  const int64_t numel = shape.numel();
+  if (numel == 0) return;
+  std::vector<Group> groups = Collapse(shape, src_strides, std::vector<bool>(static_cast<size_t>(shape.ndim())));
+  Group inner{1, 0, false};
+  if (!groups.empty()) {
+    inner = groups.back();
+    groups.pop_back();
+  }
+  const int64_t rows = numel / inner.size;
+  pool.ParallelFor(rows, std::max<int64_t>(1, kGrain / inner.size), [&](int64_t begin, int64_t end) {
+    Walker w(groups);
+    w.Seek(begin);
+    for (int64_t row = begin; row < end; ++row, w.Next()) fn(row * inner.size, inner.size, w.offset(), inner.stride);
+  });
+}
+
+// A reducer R provides, for input element type T:
+//   Acc Init(o)                      the accumulator of output o
+//   Step(acc, v, i)                  folds in element v at reduction index i
+//   Run(acc, p, n, stride, i0)       Step over p[0], p[stride], ... (n elements from index i0)
+//   Merge(acc, other)                combines the accumulators of consecutive parts, in order
+//   Finish(acc, o)                   the output value
+template <typename R, typename T, typename Out>
+void RunReduce(const ReducePlan& plan, const T* x, Out* out, const R& r, ThreadPool& pool) {
+  using Acc = typename R::Acc;
+  const int64_t n_out = plan.num_outputs(), n_red = plan.num_reduced();
+  if (n_out == 0) return;
+  const int64_t inner = plan.inner, s = plan.inner_stride;
+
+  // Rows: folds the reduction indices [begin, end) starting at x + base into acc.
+  auto fold_row = [&](Acc& acc, int64_t base, int64_t begin, int64_t end) {
+    if (begin >= end) return;
+    if (plan.reduced.empty()) {  // one run: no walker to set up per output
+      r.Run(acc, x + base + begin * s, end - begin, s, begin);
+      return;
+    }
+    Walker rw(plan.reduced);
+    rw.Seek(begin / inner);
+    int64_t j = begin % inner;
+    while (begin < end) {
+      const int64_t n = std::min(inner - j, end - begin);
+      r.Run(acc, x + base + rw.offset() + j * s, n, s, begin);
+      begin += n;
+      j = 0;
+      rw.Next();
+    }
+  };
+  // Columns: folds the reduction indices [begin, end) into acc[0, n) of the columns c0.. at x + base.
+  auto fold_columns = [&](Acc* acc, int64_t base, int64_t c0, int64_t n, int64_t begin, int64_t end) {
+    Walker rw(plan.reduced);
+    rw.Seek(begin);
+    for (int64_t q = begin; q < end; ++q, rw.Next()) {
+      const T* p = x + base + rw.offset() + c0 * s;
+      if (s == 1) {
+        int64_t k = 0;
+        for (; k + 8 <= n; k += 8) {  // fixed-size blocks: vectorised at -O2 (SLP)
+          for (int64_t j = 0; j < 8; ++j) r.Step(acc[k + j], p[k + j], q);
+        }
+        for (; k < n; ++k) r.Step(acc[k], p[k], q);
+      } else {
+        for (int64_t k = 0; k < n; ++k) r.Step(acc[k], p[k * s], q);
+      }
+    }
+  };
+  // Folds reduction indices [begin, end) of every output into acc[0, n_out).
+  auto fold_all = [&](Acc* acc, int64_t begin, int64_t end) {
+    Walker kw(plan.kept);
+    kw.Seek(0);
+    const int64_t blocks = CountOf(plan.kept);
+    for (int64_t b = 0; b < blocks; ++b, kw.Next()) {
+      if (plan.inner_reduced) {
+        fold_row(acc[b], kw.offset(), begin, end);
+      } else {
+        fold_columns(acc + b * inner, kw.offset(), 0, inner, begin, end);
+      }
+    }
+  };
+
+  // Rows parallelise over outputs, columns over blocks of whole rows where they fit (streaming beats
+  // striding). Too few of those for a large reduction: split the reduction (partials stay small).
+  const int64_t per_block = (inner + kColumnBlock - 1) / kColumnBlock;  // column blocks per kept block
+  const int64_t units = plan.inner_reduced ? n_out : CountOf(plan.kept) * per_block;
+  const int64_t work = n_out * n_red;
+  if (units < 8 && n_red > 1 && work >= 2 * kGrain) {
+    // Reduce parts of the reduction space in parallel, then merge them in order.
+    const int64_t parts = std::min<int64_t>({n_red, work / (4 * kGrain) + 1, 32});
+    std::vector<Acc> partial;
+    partial.reserve(static_cast<size_t>(parts * n_out));
+    for (int64_t p = 0; p < parts; ++p) {
+      for (int64_t o = 0; o < n_out; ++o) partial.push_back(r.Init(o));
+    }
+    pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) fold_all(partial.data() + p * n_out, p * n_red / parts, (p + 1) * n_red / parts);
+    });
+    for (int64_t o = 0; o < n_out; ++o) {
+      Acc acc = partial[static_cast<size_t>(o)];
+      for (int64_t p = 1; p < parts; ++p) r.Merge(acc, partial[static_cast<size_t>(p * n_out + o)]);
+      out[o] = static_cast<Out>(r.Finish(acc, o));
+    }
+    return;
+  }
+  if (plan.inner_reduced) {
+    pool.ParallelFor(n_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(n_red, 1)), [&](int64_t begin, int64_t end) {
+      Walker kw(plan.kept);
+      kw.Seek(begin);
+      for (int64_t o = begin; o < end; ++o, kw.Next()) {
+        Acc acc = r.Init(o);
+        fold_row(acc, kw.offset(), 0, n_red);
+        out[o] = static_cast<Out>(r.Finish(acc, o));
+      }
+    });
+    return;
+  }
+  const int64_t unit_work = std::min(inner, kColumnBlock) * std::max<int64_t>(n_red, 1);
+  pool.ParallelFor(units, std::max<int64_t>(1, kGrain / unit_work), [&](int64_t begin, int64_t end) {
+    Walker kw(plan.kept);
+    std::vector<Acc> acc;
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t b = u / per_block, c0 = (u % per_block) * kColumnBlock, n = std::min(kColumnBlock, inner - c0);
+      kw.Seek(b);
+      acc.clear();
+      for (int64_t k = 0; k < n; ++k) acc.push_back(r.Init(b * inner + c0 + k));
+      fold_columns(acc.data(), kw.offset(), c0, n, 0, n_red);
+      for (int64_t k = 0; k < n; ++k) out[b * inner + c0 + k] = static_cast<Out>(r.Finish(acc[k], b * inner + c0 + k));
+    }
+  });
+}
+
+// ---- reducers ---------------------------------------------------------------------------------------
+
+template <typename T>
+using AccumulatorOf = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T>
+constexpr bool IsNan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  return false;
+}
+
+template <typename T>
+struct SumReducer {
+  using Acc = AccumulatorOf<T>;
+  Acc Init(int64_t) const { return Acc(0); }
+  void Step(Acc& a, T v, int64_t) const { a += static_cast<Acc>(v); }
+  void Merge(Acc& a, Acc b) const { a += b; }
+  void Run(Acc& a, const T* p, int64_t n, int64_t stride, int64_t) const {
+    if (stride != 1) {
+      for (int64_t k = 0; k < n; ++k) a += static_cast<Acc>(p[k * stride]);
+      return;
+    }
+    // Four independent partial sums: vectorisable and a little more accurate than one running sum.
+    Acc s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      s0 += static_cast<Acc>(p[k]);
+      s1 += static_cast<Acc>(p[k + 1]);
+      s2 += static_cast<Acc>(p[k + 2]);
+      s3 += static_cast<Acc>(p[k + 3]);
+    }
+    for (; k < n; ++k) s0 += static_cast<Acc>(p[k]);
+    a += (s0 + s1) + (s2 + s3);
+  }
+  Acc Finish(Acc a, int64_t) const { return a; }
+};
+
+template <typename T>
+struct MeanReducer : SumReducer<T> {
+  double count;
+  explicit MeanReducer(double n) : count(n) {}
+  double Finish(double a, int64_t) const { return a / count; }
+};
+
+// max (kMax) or min; NaN wins, as in PyTorch.
+template <typename T, bool kMax>
+struct ExtremeReducer {
+  using Acc = T;
+  static constexpr T kIdentity = kMax ? (std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity()
+                                                                      : std::numeric_limits<T>::lowest())
+                                      : (std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
+                                                                      : std::numeric_limits<T>::max());
+  Acc Init(int64_t) const { return kIdentity; }
+  void Step(Acc& a, T v, int64_t) const { a = (kMax ? v > a : v < a) || IsNan(v) ? v : a; }  // a select: vectorisable
+  void Merge(Acc& a, Acc b) const { Step(a, b, 0); }
+  void Run(Acc& a, const T* p, int64_t n, int64_t stride, int64_t) const {
+    int64_t k = 0;
+    if (stride == 1 && n >= 16) {
+      // Eight independent lanes: no loop-carried compare chain, and vectorisable.
+      T lanes[8];
+      for (int64_t j = 0; j < 8; ++j) lanes[j] = kIdentity;
+      for (; k + 8 <= n; k += 8) {
+        for (int64_t j = 0; j < 8; ++j) Step(lanes[j], p[k + j], 0);
+      }
+      for (int64_t j = 0; j < 8; ++j) Step(a, lanes[j], 0);
+    }
+    for (; k < n; ++k) Step(a, p[k * stride], 0);
+  }
+  Acc Finish(Acc a, int64_t) const { return a; }
+};
+
+// Index of the first maximum (the first NaN if any).
+template <typename T>
+struct ArgmaxReducer {
+  struct Acc {
+    T value;
+    int64_t index;
+  };
+  Acc Init(int64_t) const { return {T(0), -1}; }
+  void Step(Acc& a, T v, int64_t i) const {
+    if (a.index < 0 || (!IsNan(a.value) && (v > a.value || IsNan(v)))) a = {v, i};
+  }
+  void Merge(Acc& a, const Acc& b) const {
+    if (b.index >= 0) Step(a, b.value, b.index);
+  }
+  void Run(Acc& a, const T* p, int64_t n, int64_t stride, int64_t i0) const {
+    for (int64_t k = 0; k < n; ++k) Step(a, p[k * stride], i0 + k);
+  }
+  int64_t Finish(const Acc& a, int64_t) const { return a.index; }
+};
+
+// Sum of squared deviations from a per-output mean, divided by `denominator` (then square-rooted).
+template <typename T>
+struct SquaredDeviationReducer {
+  struct Acc {
+    double sum;
+    double mean;
+  };
+  const double* means;
+  double denominator;
+  bool sqrt;
+  Acc Init(int64_t o) const { return {0.0, means[o]}; }
+  void Step(Acc& a, T v, int64_t) const {
+    const double d = static_cast<double>(v) - a.mean;
+    a.sum += d * d;
+  }
+  void Merge(Acc& a, const Acc& b) const { a.sum += b.sum; }
+  void Run(Acc& a, const T* p, int64_t n, int64_t stride, int64_t) const {
+    for (int64_t k = 0; k < n; ++k) Step(a, p[k * stride], 0);
+  }
+  double Finish(const Acc& a, int64_t) const {
+    const double v = a.sum / denominator;
+    return sqrt ? std::sqrt(v) : v;
+  }
+};
+
+// Elements equal to the per-output value (ties of a max/min).
+template <typename T>
+struct CountEqualReducer {
+  struct Acc {
+    int64_t count;
+    T value;
+  };
+  const T* values;
+  Acc Init(int64_t o) const { return {0, values[o]}; }
+  void Step(Acc& a, T v, int64_t) const { a.count += v == a.value; }
+  void Merge(Acc& a, const Acc& b) const { a.count += b.count; }
+  void Run(Acc& a, const T* p, int64_t n, int64_t stride, int64_t) const {
+    for (int64_t k = 0; k < n; ++k) Step(a, p[k * stride], 0);
+  }
+  int64_t Finish(const Acc& a, int64_t) const { return a.count; }
+};
+
+// Per-output means of x over the mask, in double.
+std::vector<double> Means(const Tensor& x, const ReducePlan& plan, ThreadPool& pool) {
+  std::vector<double> means(static_cast<size_t>(plan.num_outputs()));
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      RunReduce(plan, x.data<const T>(), means.data(), MeanReducer<T>(static_cast<double>(plan.num_reduced())), pool);
+    }
+  });
+  return means;
+}
+
+// ---- inference ---------------------------------------------------------------------------------------
+
+void CheckFloating(const TensorMeta& m, std::string_view what) {
+  OF_CHECK(m.dtype->is_floating_point()) << what << " must be floating point, got " << m.dtype;
+}
+
+std::vector<TensorMeta> InferSum(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Symbol<DType> dtype = in[0].dtype->is_floating_point() ? in[0].dtype : DType::Int64();
+  return {{dtype, ReduceShape(in[0].shape, attrs.Ints("dims"), attrs.Bool("keepdim")), in[0].device}};
+}
+
+std::vector<TensorMeta> InferMean(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckFloating(in[0], "x");
+  return {{in[0].dtype, ReduceShape(in[0].shape, attrs.Ints("dims"), attrs.Bool("keepdim")), in[0].device}};
+}
+
+std::vector<TensorMeta> InferExtreme(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape shape = ReduceShape(in[0].shape, attrs.Ints("dims"), attrs.Bool("keepdim"));
+  CheckNonEmptyReduction(in[0].shape, ReducedMask(in[0].shape.ndim(), attrs.Ints("dims")));
+  return {{in[0].dtype, shape, in[0].device}};
+}
+
+std::vector<TensorMeta> InferArgmax(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const std::vector<int64_t> dims = {attrs.Int("dim")};
+  const Shape shape = ReduceShape(in[0].shape, dims, attrs.Bool("keepdim"));
+  CheckNonEmptyReduction(in[0].shape, ReducedMask(in[0].shape.ndim(), dims));
+  return {{DType::Int64(), shape, in[0].device}};
+}
+
+std::vector<TensorMeta> InferVar(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckFloating(in[0], "x");
+  OF_CHECK(attrs.Int("correction") >= 0) << "correction must be >= 0, got " << attrs.Int("correction");
+  return {{in[0].dtype, ReduceShape(in[0].shape, attrs.Ints("dims"), attrs.Bool("keepdim")), in[0].device}};
+}
+
+// `shape` (target) against x's shape: what broadcasting `shape` to x's shape would need.
+std::vector<TensorMeta> InferSumToShape(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const std::vector<int64_t>& raw = attrs.Ints("shape");
+  const Shape target = Shape::FromRaw(raw.data(), raw.size(), "shape");
+  const Shape& xs = in[0].shape;
+  const int64_t lead = xs.ndim() - target.ndim();
+  bool ok = lead >= 0;
+  for (int64_t d = 0; ok && d < target.ndim(); ++d) {
+    const Dim t = target[d], s = xs[d + lead];
+    ok = t == 1 || t == s || !t.is_known() || !s.is_known();
+  }
+  OF_CHECK(ok) << "shape " << target << " does not broadcast to the input's shape " << xs
+               << ", so the input cannot be summed down to it";
+  return {{in[0].dtype, target, in[0].device}};
+}
+
+// The dims of `like` (ndim) that broadcast_like inserts: attr "dims" normalised, checked for repeats.
+std::vector<bool> InsertedMask(int64_t ndim, const std::vector<int64_t>& dims) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), false);
+  for (int64_t d : dims) {
+    const int64_t a = NormalizeAxis(d, ndim, "inserted dim");
+    OF_CHECK(!mask[static_cast<size_t>(a)]) << "inserted dim " << d << " appears more than once";
+    mask[static_cast<size_t>(a)] = true;
+  }
+  return mask;
+}
+
+// broadcast_like(y, like): y broadcast to like's shape, with size-1 dims inserted at `dims` first.
+std::vector<TensorMeta> InferBroadcastLike(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape &ys = in[0].shape, &ls = in[1].shape;
+  const std::vector<int64_t>& dims = attrs.Ints("dims");
+  OF_CHECK(ys.ndim() + static_cast<int64_t>(dims.size()) == ls.ndim())
+      << "y has shape " << ys << " and " << dims.size() << " dims are inserted, which does not give the rank of like "
+      << ls;
+  const std::vector<bool> inserted = InsertedMask(ls.ndim(), dims);
+  int64_t j = 0;
+  for (int64_t d = 0; d < ls.ndim(); ++d) {
+    if (inserted[static_cast<size_t>(d)]) continue;
+    const Dim a = ys[j++], b = ls[d];
+    OF_CHECK(a == 1 || a == b || !a.is_known() || !b.is_known())
+        << "y of shape " << ys << " does not broadcast to " << ls << " (dim " << d << ")";
+  }
+  return {{in[0].dtype, ls, in[1].device}};
+}
+
+// The gradient ops of a reduction get (x, ..., dy) with dy of the reduced shape.
+void CheckReducedGrad(const TensorMeta& x, const TensorMeta& dy, const Attrs& attrs, std::string_view what) {
+  const Shape expected = ReduceShape(x.shape, attrs.Ints("dims"), attrs.Bool("keepdim"));
+  OF_CHECK(dy.shape == expected) << what << " has shape " << dy.shape << ", expected " << expected;
+  OF_CHECK(dy.dtype == x.dtype) << what << " is " << dy.dtype << " but x is " << x.dtype;
+}
+
+std::vector<TensorMeta> InferMaxBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckReducedGrad(in[0], in[1], attrs, "y");
+  CheckReducedGrad(in[0], in[2], attrs, "dy");
+  return {in[0]};
+}
+
+std::vector<TensorMeta> InferVarBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckFloating(in[0], "x");
+  CheckReducedGrad(in[0], in[1], attrs, "dy");
+  if (in[2].dtype) CheckReducedGrad(in[0], in[2], attrs, "std");
+  return {in[0]};
+}
+
+// ---- kernels ---------------------------------------------------------------------------------------
+
+enum class Kind { kSum, kMean, kMax, kMin, kArgmax, kVar, kStd };
+
+template <Kind K>
+void ReduceKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& y = ctx.out(0);
+  const std::vector<int64_t> dims =
+      K == Kind::kArgmax ? std::vector<int64_t>{ctx.attrs.Int("dim")} : ctx.attrs.Ints("dims");
+  const ReducePlan plan = MakeReducePlan(x, ReducedMask(x.ndim(), dims));
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>) {
+      const T* px = x.data<const T>();
+      constexpr bool kOrdered = !std::is_same_v<T, bool>;
+      if constexpr (K == Kind::kSum) {
+        RunReduce(plan, px, y.data<std::conditional_t<std::is_floating_point_v<T>, T, int64_t>>(), SumReducer<T>(),
+                  ctx.pool);
+      } else if constexpr (kOrdered && (K == Kind::kMax || K == Kind::kMin)) {
+        RunReduce(plan, px, y.data<T>(), ExtremeReducer<T, K == Kind::kMax>(), ctx.pool);
+      } else if constexpr (kOrdered && K == Kind::kArgmax) {
+        RunReduce(plan, px, y.data<int64_t>(), ArgmaxReducer<T>(), ctx.pool);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        const double n = static_cast<double>(plan.num_reduced());
+        if constexpr (K == Kind::kMean) {
+          RunReduce(plan, px, y.data<T>(), MeanReducer<T>(n), ctx.pool);
+        } else {
+          // Two passes (mean, then squared deviations) in double: no cancellation.
+          const std::vector<double> means = Means(x, plan, ctx.pool);
+          const double denominator = std::max(0.0, n - static_cast<double>(ctx.attrs.Int("correction")));
+          RunReduce(plan, px, y.data<T>(), SquaredDeviationReducer<T>{means.data(), denominator, K == Kind::kStd},
+                    ctx.pool);
+        }
+      }
+    }
+  });
+}
+
+void SumToShapeKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Shape& target = ctx.out(0).shape();
+  const int64_t lead = x.ndim() - target.ndim();
+  std::vector<bool> mask(static_cast<size_t>(x.ndim()));
+  for (int64_t d = 0; d < x.ndim(); ++d) mask[static_cast<size_t>(d)] = d < lead || target[d - lead] == 1;
+  const ReducePlan plan = MakeReducePlan(x, mask);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>) RunReduce(plan, x.data<const T>(), ctx.out(0).data<T>(), SumReducer<T>(), ctx.pool);
+  });
+}
+
+// out = y broadcast (dims inserted at `dims`), divided by the broadcast factor when "mean".
+void BroadcastLikeKernel(KernelContext& ctx) {
+  const Tensor& y = ctx.in(0);
+  const Tensor& out = ctx.out(0);
+  const Shape& shape = out.shape();
+  const std::vector<bool> inserted = InsertedMask(shape.ndim(), ctx.attrs.Ints("dims"));
+  std::vector<int64_t> src(static_cast<size_t>(shape.ndim()), 0);
+  for (int64_t d = 0, j = 0; d < shape.ndim(); ++d) {
+    if (inserted[static_cast<size_t>(d)]) continue;
+    if (y.shape()[j] != 1) src[static_cast<size_t>(d)] = y.strides()[static_cast<size_t>(j)];
+    ++j;
+  }
+  const double scale = ctx.attrs.Bool("mean") && out.numel() > 0
+                           ? static_cast<double>(y.numel()) / static_cast<double>(out.numel())
+                           : 1.0;
+  VisitDType(y.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* py = y.data<const T>();
+      T* po = out.data<T>();
+      const T k = static_cast<T>(scale);
+      ForEachRun(shape, src, ctx.pool, [&](int64_t i, int64_t n, int64_t s, int64_t ss) {
+        if (ss == 0) {
+          std::fill(po + i, po + i + n, py[s] * k);
+        } else {
+          for (int64_t e = 0; e < n; ++e) po[i + e] = py[s + e * ss] * k;
+        }
+      });
+    }
+  });
+}
+
+// dx: dy split evenly among the elements equal to the max/min (NaN maxima get no gradient).
+void MaxBackwardKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const std::vector<bool> mask = ReducedMask(x.ndim(), ctx.attrs.Ints("dims"));
+  const ReducePlan plan = MakeReducePlan(x, mask);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* px = x.data<const T>();
+      const T* py = ctx.in(1).data<const T>();
+      const T* pdy = ctx.in(2).data<const T>();
+      std::vector<int64_t> ties(static_cast<size_t>(plan.num_outputs()));
+      RunReduce(plan, px, ties.data(), CountEqualReducer<T>{py}, ctx.pool);
+      std::vector<T> share(ties.size());
+      for (size_t o = 0; o < ties.size(); ++o) share[o] = ties[o] > 0 ? pdy[o] / static_cast<T>(ties[o]) : T(0);
+      T* pdx = ctx.out(0).data<T>();
+      ForEachRun(x.shape(), ReducedOutputStrides(x.shape(), mask), ctx.pool,
+                 [&](int64_t i, int64_t n, int64_t s, int64_t ss) {
+                   for (int64_t e = 0; e < n; ++e) pdx[i + e] = px[i + e] == py[s + e * ss] ? share[s + e * ss] : T(0);
+                 });
+    }
+  });
+}
+
+// var: dx = dy * 2 (x - mean) / (n - correction); std (given): dx = dy (x - mean) / ((n - correction) std).
+void VarBackwardKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const std::vector<bool> mask = ReducedMask(x.ndim(), ctx.attrs.Ints("dims"));
+  const ReducePlan plan = MakeReducePlan(x, mask);
+  const std::vector<double> means = Means(x, plan, ctx.pool);
+  const double denominator =
+      std::max(0.0, static_cast<double>(plan.num_reduced()) - static_cast<double>(ctx.attrs.Int("correction")));
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* px = x.data<const T>();
+      const T* pdy = ctx.in(1).data<const T>();
+      const T* pstd = ctx.inputs[2] ? ctx.in(2).data<const T>() : nullptr;
+      std::vector<double> coef(means.size());
+      for (size_t o = 0; o < coef.size(); ++o) {
+        coef[o] = pstd ? static_cast<double>(pdy[o]) / (denominator * static_cast<double>(pstd[o]))
+                       : 2.0 * static_cast<double>(pdy[o]) / denominator;
+      }
+      T* pdx = ctx.out(0).data<T>();
+      ForEachRun(x.shape(), ReducedOutputStrides(x.shape(), mask), ctx.pool,
+                 [&](int64_t i, int64_t n, int64_t s, int64_t ss) {
+                   for (int64_t e = 0; e < n; ++e) {
+                     const size_t o = static_cast<size_t>(s + e * ss);
+                     pdx[i + e] = static_cast<T>(coef[o] * (static_cast<double>(px[i + e]) - means[o]));
+                   }
+                 });
+    }
+  });
+}
+
+// ---- backward ---------------------------------------------------------------------------------------
+
+// dy broadcast back over the reduced dims of x (divided by the count for a mean).
+TensorPtr BroadcastBack(const TensorPtr& dy, const TensorPtr& x, const Attrs& attrs, bool mean) {
+  static const OpDef& op = OpRegistry::Global().Get("broadcast_like");
+  std::vector<int64_t> inserted;
+  if (!attrs.Bool("keepdim")) {
+    const std::vector<bool> mask = ReducedMask(x->ndim(), attrs.Ints("dims"));
+    for (int64_t d = 0; d < x->ndim(); ++d) {
+      if (mask[static_cast<size_t>(d)]) inserted.push_back(d);
+    }
+  }
+  return Apply1(op, {dy, x}, {{"dims", inserted}, {"mean", mean}});
+}
+
+std::vector<TensorPtr> SumBackward(const BackwardContext& ctx) {
+  return {BroadcastBack(ctx.grad_outputs[0], ctx.inputs[0], ctx.attrs, false)};
+}
+std::vector<TensorPtr> MeanBackward(const BackwardContext& ctx) {
+  return {BroadcastBack(ctx.grad_outputs[0], ctx.inputs[0], ctx.attrs, true)};
+}
+
+std::vector<TensorPtr> SumToShapeBackward(const BackwardContext& ctx) {
+  static const OpDef& op = OpRegistry::Global().Get("broadcast_like");
+  std::vector<int64_t> lead(static_cast<size_t>(ctx.inputs[0]->ndim() - ctx.outputs[0]->ndim()));
+  for (size_t d = 0; d < lead.size(); ++d) lead[d] = static_cast<int64_t>(d);
+  return {Apply1(op, {ctx.grad_outputs[0], ctx.inputs[0]}, {{"dims", lead}, {"mean", false}})};
+}
+
+std::vector<TensorPtr> MaxBackward(const BackwardContext& ctx) {
+  static const OpDef& op = OpRegistry::Global().Get("max_backward");
+  return {Apply1(op, {ctx.inputs[0], ctx.outputs[0], ctx.grad_outputs[0]},
+                 {{"dims", ctx.attrs.Ints("dims")}, {"keepdim", ctx.attrs.Bool("keepdim")}})};
+}
+
+template <bool kStd>
+std::vector<TensorPtr> VarBackward(const BackwardContext& ctx) {
+  static const OpDef& op = OpRegistry::Global().Get("var_backward");
+  return {Apply1(op, {ctx.inputs[0], ctx.grad_outputs[0], kStd ? ctx.outputs[0] : TensorPtr()},
+                 {{"dims", ctx.attrs.Ints("dims")},
+                  {"correction", ctx.attrs.Int("correction")},
+                  {"keepdim", ctx.attrs.Bool("keepdim")}})};
+}
+
+const std::vector<DataType>& SumTypes() {
+  static const std::vector<DataType> types = [] {
+    std::vector<DataType> t = kNumericTypes;
+    t.insert(t.begin(), DataType::kBool);
+    return t;
+  }();
+  return types;
+}
+
+AttrSpec DimsAttr() { return {"dims", std::vector<int64_t>{}}; }
+AttrSpec KeepdimAttr() { return {"keepdim", false}; }
+
+}  // namespace
+
+void RegisterReduceOps(OpRegistry& registry) {
+  const auto cpu = [](const std::vector<DataType>& types, KernelFn fn) {
+    return std::vector<KernelDef>{{DeviceType::kCPU, types, fn}};
+  };
+  // Reductions read any strides (the plan walks them), so no contiguous copy is made first.
+  registry.Register(OpDef{.name = "sum", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferSum, .backward = SumBackward,
+                          .kernels = cpu(SumTypes(), ReduceKernel<Kind::kSum>), .strided_inputs = true});
+  registry.Register(OpDef{.name = "mean", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferMean, .backward = MeanBackward,
+                          .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kMean>), .strided_inputs = true});
+  registry.Register(OpDef{.name = "max", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferExtreme, .backward = MaxBackward,
+                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kMax>), .strided_inputs = true});
+  registry.Register(OpDef{.name = "min", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferExtreme, .backward = MaxBackward,
+                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kMin>), .strided_inputs = true});
+  registry.Register(OpDef{.name = "argmax", .inputs = {"x"}, .outputs = {"index"},
+                          .attrs = {{"dim", int64_t{0}, true}, KeepdimAttr()}, .infer = InferArgmax,
+                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kArgmax>), .strided_inputs = true});
+  registry.Register(OpDef{.name = "var", .inputs = {"x"}, .outputs = {"y"},
+                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()}, .infer = InferVar,
+                          .backward = VarBackward<false>, .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kVar>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "std", .inputs = {"x"}, .outputs = {"y"},
+                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()}, .infer = InferVar,
+                          .backward = VarBackward<true>, .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kStd>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "sum_to_shape", .inputs = {"x"}, .outputs = {"y"},
+                          .attrs = {{"shape", std::vector<int64_t>{}, true}}, .infer = InferSumToShape,
+                          .backward = SumToShapeBackward, .kernels = cpu(kNumericTypes, SumToShapeKernel),
+                          .strided_inputs = true});
+  // Gradient ops (not differentiable themselves).
+  registry.Register(OpDef{.name = "broadcast_like", .inputs = {"y", "like"}, .outputs = {"out"},
+                          .attrs = {{"dims", std::vector<int64_t>{}}, {"mean", false}}, .infer = InferBroadcastLike,
+                          .kernels = cpu(kFloatingTypes, BroadcastLikeKernel),
+                          .strided_inputs = true});  // y is read at its strides, like only for its shape
+  registry.Register(OpDef{.name = "max_backward", .inputs = {"x", "y", "dy"}, .outputs = {"dx"},
+                          .attrs = {DimsAttr(), KeepdimAttr()}, .infer = InferMaxBackward,
+                          .kernels = cpu(kFloatingTypes, MaxBackwardKernel)});
+  registry.Register(OpDef{.name = "var_backward", .inputs = {"x", "dy", "std"}, .optional_inputs = {"std"},
+                          .outputs = {"dx"}, .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()},
+                          .infer = InferVarBackward, .kernels = cpu(kFloatingTypes, VarBackwardKernel)});
+}
 
 }  // namespace oneflow
