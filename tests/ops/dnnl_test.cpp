@@ -1,1 +1,283 @@
+// matmul and linear against float64 reference loops; gradients by finite differences.
+// (conv2d: dnnl_conv_test.cpp; batch_norm: dnnl_norm_test.cpp; pooling: dnnl_pool_test.cpp.)
+#include <thread>
+
+#include "core/op/dispatch.h"
 #include "tests/ops/op_test_util.h"
+
+namespace oneflow::test {
+namespace {
+
+const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
+
+// float32 results against float64 references of the same (float32) inputs.
+double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 2e-4 : 1e-10; }
+
+TensorPtr MatmulOp(const TensorPtr& a, const TensorPtr& b, bool ta, bool tb) {
+  return Apply1(OpRegistry::Global().Get("matmul"), {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+}
+
+// Reference: op(a) @ op(b) with NumPy broadcasting of batch dims; a and b have >= 2 dims.
+std::vector<double> RefMatmul(const TensorPtr& a, const TensorPtr& b, bool ta, bool tb, Shape* out_shape) {
+  const Shape& as = a->shape();
+  const Shape& bs = b->shape();
+  const std::vector<double> av = ToDoubles(a), bv = ToDoubles(b);
+  const int64_t ar = as[as.ndim() - 2].value(), ac = as[as.ndim() - 1].value();
+  const int64_t br = bs[bs.ndim() - 2].value(), bc = bs[bs.ndim() - 1].value();
+  const int64_t m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
+  EXPECT_EQ(k, tb ? bc : br);
+  const int64_t rank = std::max(as.ndim(), bs.ndim()) - 2;
+  Shape batch;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t ai = d - (rank - (as.ndim() - 2)), bi = d - (rank - (bs.ndim() - 2));
+    const int64_t asz = ai >= 0 ? as[ai].value() : 1, bsz = bi >= 0 ? bs[bi].value() : 1;
+    batch.push_back(std::max(asz, bsz));
+  }
+  Shape a_batch(std::vector<Dim>(as.begin(), as.end() - 2)), b_batch(std::vector<Dim>(bs.begin(), bs.end() - 2));
+  *out_shape = batch;
+  out_shape->push_back(m);
+  out_shape->push_back(n);
+  const int64_t nb = batch.numel();
+  std::vector<double> out(static_cast<size_t>(nb * m * n));
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    const std::vector<int64_t> idx = Unravel(bi, batch);
+    const int64_t a_off = BroadcastIndex(idx, a_batch, batch) * ar * ac;
+    const int64_t b_off = BroadcastIndex(idx, b_batch, batch) * br * bc;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const double x = av[static_cast<size_t>(a_off + (ta ? q * ac + i : i * ac + q))];
+          const double y = bv[static_cast<size_t>(b_off + (tb ? j * bc + q : q * bc + j))];
+          s += x * y;
+        }
+        out[static_cast<size_t>((bi * m + i) * n + j)] = s;
+      }
+    }
+  }
+  return out;
+}
+
+void CheckMatmul(const Shape& as, const Shape& bs, bool ta, bool tb) {
+  for (Symbol<DType> dt : kDTypes) {
+    SCOPED_TRACE(fmt::format("{} {} @ {} ta={} tb={}", dt->name(), as, bs, ta, tb));
+    const TensorPtr a = RandomTensor(dt, as), b = RandomTensor(dt, bs);
+    Shape shape;
+    const std::vector<double> want = RefMatmul(a, b, ta, tb, &shape);
+    ExpectTensorNear(MatmulOp(a, b, ta, tb), dt, shape, want, Tol(dt), Tol(dt));
+    // The kernel takes strided inputs: every other element of a wider storage is copied first.
+    ExpectTensorNear(MatmulOp(NonContiguous(a), NonContiguous(b), ta, tb), dt, shape, want, Tol(dt), Tol(dt));
+    MarkCovered("matmul", dt);
+  }
+}
+
+TEST(Matmul, TwoDims) {
+  CheckMatmul({3, 5}, {5, 4}, false, false);
+  CheckMatmul({1, 7}, {7, 1}, false, false);
+  CheckMatmul({17, 33}, {33, 9}, false, false);
+  CheckMatmul({64, 128}, {128, 32}, false, false);
+  CheckMatmul({32, 64}, {64, 128}, false, false);
+  CheckMatmul({4, 0}, {0, 3}, false, false);  // empty inner dim: zeros
+  CheckMatmul({0, 3}, {3, 2}, false, false);
+}
+
+TEST(Matmul, TransposeAttributes) {
+  CheckMatmul({5, 3}, {5, 4}, true, false);
+  CheckMatmul({3, 5}, {4, 5}, false, true);
+  CheckMatmul({5, 3}, {4, 5}, true, true);
+  CheckMatmul({2, 6, 3}, {2, 4, 6}, true, true);
+  CheckMatmul({2, 6, 3}, {6, 4}, true, false);
+}
+
+TEST(Matmul, BatchedBroadcast) {
+  CheckMatmul({2, 4, 5}, {2, 5, 3}, false, false);     // equal batches
+  CheckMatmul({2, 3, 4, 5}, {5, 6}, false, false);     // 2-D b: folded into rows
+  CheckMatmul({4, 5}, {3, 5, 6}, false, false);        // 2-D a
+  CheckMatmul({3, 1, 4, 5}, {2, 5, 6}, false, false);  // both broadcast
+  CheckMatmul({2, 1, 3, 4, 5}, {3, 5, 6}, false, false);
+  CheckMatmul({1, 4, 5}, {3, 5, 2}, false, false);
+  CheckMatmul({3, 4, 5}, {1, 6, 5}, false, true);
+}
+
+TEST(Matmul, TransposedViewsAreReadInPlace) {
+  for (Symbol<DType> dt : kDTypes) {
+    const TensorPtr a = RandomTensor(dt, {2, 5, 3}), b = RandomTensor(dt, {4, 5});
+    Shape shape;
+    const std::vector<double> want = RefMatmul(a, b, true, true, &shape);
+    ExpectTensorNear(ops::Matmul(ops::Transpose(a, -1, -2), ops::Transpose(b, 0, 1)), dt, shape, want, Tol(dt),
+                     Tol(dt));
+    // A transposed view with the transpose attribute is the original again.
+    const TensorPtr c = RandomTensor(dt, {3, 4});
+    const std::vector<double> want2 = RefMatmul(a, c, false, false, &shape);
+    ExpectTensorNear(MatmulOp(ops::Transpose(a, -1, -2), ops::Transpose(c, 0, 1), true, true), dt, shape, want2,
+                     Tol(dt), Tol(dt));
+  }
+}
+
+TEST(Matmul, OneDimOperandsAsNumPy) {
+  for (Symbol<DType> dt : kDTypes) {
+    const TensorPtr v = RandomTensor(dt, {5}), m = RandomTensor(dt, {5, 3}), mt = RandomTensor(dt, {4, 5});
+    const TensorPtr bm = RandomTensor(dt, {2, 5, 3}), bmt = RandomTensor(dt, {2, 4, 5});
+    Shape s;
+    auto as_row = [&](const TensorPtr& t) { return FromDoubles(dt, {1, 5}, ToDoubles(t)); };
+    auto as_col = [&](const TensorPtr& t) { return FromDoubles(dt, {5, 1}, ToDoubles(t)); };
+    ExpectTensorNear(ops::Matmul(v, m), dt, {3}, RefMatmul(as_row(v), m, false, false, &s), Tol(dt), Tol(dt));
+    ExpectTensorNear(ops::Matmul(mt, v), dt, {4}, RefMatmul(mt, as_col(v), false, false, &s), Tol(dt), Tol(dt));
+    ExpectTensorNear(ops::Matmul(v, v), dt, {}, RefMatmul(as_row(v), as_col(v), false, false, &s), Tol(dt), Tol(dt));
+    ExpectTensorNear(ops::Matmul(v, bm), dt, {2, 3}, RefMatmul(as_row(v), bm, false, false, &s), Tol(dt), Tol(dt));
+    ExpectTensorNear(ops::Matmul(bmt, v), dt, {2, 4}, RefMatmul(bmt, as_col(v), false, false, &s), Tol(dt), Tol(dt));
+  }
+}
+
+TEST(Matmul, Gradients) {
+  auto leaf = [](const Shape& s) {
+    TensorPtr t = RandomTensor(DType::Float64(), s);
+    t->set_requires_grad(true);
+    return t;
+  };
+  auto check = [&](const Shape& as, const Shape& bs, bool ta, bool tb) {
+    SCOPED_TRACE(fmt::format("{} @ {} ta={} tb={}", as, bs, ta, tb));
+    ExpectGradientsMatch([&](const std::vector<TensorPtr>& in) { return MatmulOp(in[0], in[1], ta, tb); },
+                         {leaf(as), leaf(bs)});
+  };
+  check({3, 4}, {4, 5}, false, false);
+  check({4, 3}, {4, 5}, true, false);
+  check({3, 4}, {5, 4}, false, true);
+  check({4, 3}, {5, 4}, true, true);
+  check({2, 3, 4}, {2, 4, 5}, false, false);
+  check({2, 3, 4}, {4, 5}, false, false);  // b shared by the batch
+  check({2, 3, 4}, {5, 4}, false, true);
+  check({2, 4, 3}, {4, 5}, true, false);
+  check({3, 4}, {2, 4, 5}, false, false);  // a shared by the batch
+  check({2, 1, 3, 4}, {3, 4, 2}, false, false);
+  ExpectGradientsMatch([](const std::vector<TensorPtr>& in) { return ops::Matmul(in[0], in[1]); },
+                       {leaf({4}), leaf({2, 4, 3})});
+  ExpectGradientsMatch([](const std::vector<TensorPtr>& in) { return ops::Matmul(in[0], in[1]); },
+                       {leaf({3, 4}), leaf({4})});
+}
+
+void ExpectError(const std::function<void()>& fn, StatusCode code, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.message();
+    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message();
+  }
+}
+
+TEST(Matmul, Errors) {
+  const TensorPtr a = RandomTensor(DType::Float32(), {2, 3}), b = RandomTensor(DType::Float32(), {4, 5});
+  ExpectError([&] { ops::Matmul(a, b); }, StatusCode::kInvalidArgument, {"matmul: ", "(2, 3)", "(4, 5)", "3", "4"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Float32(), {3}), b); }, StatusCode::kInvalidArgument,
+              {"matmul: ", "(3,)", "(4, 5)"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Float32(), {2, 2, 3}), RandomTensor(DType::Float32(), {3, 3, 4})); },
+              StatusCode::kInvalidArgument, {"matmul: ", "batch dims", "(2, 2, 3)", "(3, 3, 4)"});
+  ExpectError([&] { ops::Matmul(a, RandomTensor(DType::Float64(), {3, 2})); }, StatusCode::kInvalidArgument,
+              {"matmul: ", "float32", "float64"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Float32(), {}), a); }, StatusCode::kInvalidArgument,
+              {"matmul: ", "at least 1 dim"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Int64(), {2, 2}), RandomTensor(DType::Int64(), {2, 2})); },
+              StatusCode::kInvalidArgument, {"matmul: ", "floating"});
+}
+
+TEST(Matmul, UnknownDimsFlowThroughInference) {
+  const OpDef& op = OpRegistry::Global().Get("matmul");
+  const Dim n = Dim::NewSymbol("N");
+  Attrs attrs{{"transpose_a", false}, {"transpose_b", false}};
+  std::vector<TensorMeta> in = {{DType::Float32(), Shape{n, Dim(), 3}, Device::CPU()},
+                                {DType::Float32(), Shape{3, 7}, Device::CPU()}};
+  EXPECT_EQ(op.infer(in, attrs)[0].shape, (Shape{n, Dim(), 7}));
+  in[1].shape = Shape{Dim(), 7};
+  EXPECT_EQ(op.infer(in, attrs)[0].shape, (Shape{n, Dim(), 7}));
+}
+
+// ---- linear -----------------------------------------------------------------------------------------
+
+std::vector<double> RefLinear(const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {
+  const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w);
+  const std::vector<double> bv = bias ? ToDoubles(bias) : std::vector<double>();
+  const int64_t out = w->shape()[0].value(), in = w->shape()[1].value(), rows = x->numel() / std::max<int64_t>(in, 1);
+  std::vector<double> y(static_cast<size_t>(rows * out));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < out; ++o) {
+      double s = bias ? bv[static_cast<size_t>(o)] : 0.0;
+      for (int64_t i = 0; i < in; ++i) s += xv[static_cast<size_t>(r * in + i)] * wv[static_cast<size_t>(o * in + i)];
+      y[static_cast<size_t>(r * out + o)] = s;
+    }
+  }
+  return y;
+}
+
+TEST(Linear, MatchesReference) {
+  struct Case {
+    Shape x;
+    int64_t out;
+    bool bias;
+  };
+  const std::vector<Case> cases = {{{5, 7}, 3, true}, {{2, 4, 7}, 6, true}, {{7}, 3, true},
+                                   {{5, 7}, 3, false}, {{32, 64}, 128, true}, {{1, 1}, 1, true}};
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("{} x {} out {} bias {}", dt->name(), c.x, c.out, c.bias));
+      const int64_t in = c.x[c.x.ndim() - 1].value();
+      const TensorPtr x = RandomTensor(dt, c.x), w = RandomTensor(dt, {c.out, in});
+      const TensorPtr b = c.bias ? RandomTensor(dt, {c.out}) : TensorPtr();
+      Shape shape = c.x;
+      shape[shape.ndim() - 1] = c.out;
+      const std::vector<double> want = RefLinear(x, w, b);
+      ExpectTensorNear(ops::Linear(x, w, b), dt, shape, want, Tol(dt), Tol(dt));
+      ExpectTensorNear(ops::Linear(NonContiguous(x), NonContiguous(w), b ? NonContiguous(b) : b), dt, shape, want,
+                       Tol(dt), Tol(dt));
+      MarkCovered("linear", dt);
+    }
+  }
+}
+
+TEST(Linear, Gradients) {
+  auto leaf = [](const Shape& s) {
+    TensorPtr t = RandomTensor(DType::Float64(), s);
+    t->set_requires_grad(true);
+    return t;
+  };
+  auto fn = [](const std::vector<TensorPtr>& in) { return ops::Linear(in[0], in[1], in.size() > 2 ? in[2] : TensorPtr()); };
+  ExpectGradientsMatch(fn, {leaf({4, 5}), leaf({3, 5}), leaf({3})});
+  ExpectGradientsMatch(fn, {leaf({2, 3, 5}), leaf({4, 5}), leaf({4})});
+  ExpectGradientsMatch(fn, {leaf({5}), leaf({3, 5}), leaf({3})});
+  ExpectGradientsMatch(fn, {leaf({4, 5}), leaf({3, 5})});
+}
+
+TEST(Linear, Errors) {
+  const TensorPtr x = RandomTensor(DType::Float32(), {2, 5});
+  ExpectError([&] { ops::Linear(x, RandomTensor(DType::Float32(), {3, 4}), nullptr); }, StatusCode::kInvalidArgument,
+              {"linear: ", "(2, 5)", "(3, 4)"});
+  ExpectError([&] { ops::Linear(x, RandomTensor(DType::Float32(), {3, 5}), RandomTensor(DType::Float32(), {4})); },
+              StatusCode::kInvalidArgument, {"linear: ", "bias", "(4,)"});
+  ExpectError([&] { ops::Linear(x, RandomTensor(DType::Float32(), {5}), nullptr); }, StatusCode::kInvalidArgument,
+              {"linear: ", "weight must be 2-D"});
+}
+
+// The oneDNN caches, buffers and streams are per thread count and per thread: sessions with other
+// thread counts and concurrent callers get the same results (conv2d: dnnl_conv_test.cpp).
+TEST(Matmul, ThreadCountsAndConcurrentCallers) {
+  const auto f32 = DType::Float32();
+  const TensorPtr a = RandomTensor(f32, {96, 200}), b = RandomTensor(f32, {200, 150});
+  Shape shape;
+  const std::vector<double> want = RefMatmul(a, b, false, false, &shape);
+  auto check = [&] { ExpectTensorNear(ops::Matmul(a, b), f32, shape, want, Tol(f32), Tol(f32)); };
+  for (int32_t threads : {1, 3, 2}) {
+    Session session(SessionOptions{.num_threads = threads});
+    SessionScope scope(session);
+    check();
+  }
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) check();
+    });
+  }
+  for (std::thread& t : callers) t.join();
+}
+
+}  // namespace
+}  // namespace oneflow::test

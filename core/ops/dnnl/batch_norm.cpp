@@ -1,0 +1,339 @@
+// batch_norm and batch_norm_backward. float32: oneDNN batch normalization on the plain (N, C, S)
+// layout (it is memory-bound: a reorder would cost more than it saves); float64: loops per channel.
+//
+// batch_norm's outputs are y and the statistics it normalised with, saved_mean and saved_var (the
+// biased batch variance in training, copies of the running stats in inference), which
+// batch_norm_backward takes. Training updates running_mean / running_var in place (mutated inputs) with
+// the unbiased batch variance, as PyTorch.
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/ops.h"
+
+namespace oneflow {
+namespace {
+
+using namespace dnnl_util;
+
+constexpr const char* kParamNames[] = {"x", "weight", "bias", "running_mean", "running_var"};
+
+std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const TensorMeta& x = in[0];
+  OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
+  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+  const Dim c = x.shape[1];
+  for (size_t i = 1; i < 5; ++i) {
+    if (!in[i].dtype) continue;
+    OF_CHECK(in[i].dtype == x.dtype) << kParamNames[i] << " is " << in[i].dtype << " but x is " << x.dtype
+                                     << "; they must have one dtype";
+    const Shape& s = in[i].shape;
+    OF_CHECK(s.ndim() == 1 && !(s[0].is_known() && c.is_known() && s[0] != c))
+        << kParamNames[i] << " must be 1-D with one element per channel of x " << x.shape << " (" << c
+        << "), got " << s;
+  }
+  OF_CHECK(static_cast<bool>(in[3].dtype) == static_cast<bool>(in[4].dtype))
+      << "running_mean and running_var must be given together";
+  const double eps = attrs.Float("eps");
+  OF_CHECK(eps >= 0 && std::isfinite(eps)) << "eps must be finite and >= 0, got " << eps;
+  OF_CHECK(std::isfinite(attrs.Float("momentum"))) << "momentum must be finite, got " << attrs.Float("momentum");
+  if (attrs.Bool("training")) {
+    Dim count = x.shape[0];
+    for (int64_t d = 2; d < x.shape.ndim(); ++d) count = count * x.shape[d];
+    OF_CHECK(!(count.is_known() && count.value() <= 1))
+        << "training needs more than 1 value per channel to compute batch statistics, got x " << x.shape;
+  } else {
+    OF_CHECK(in[3].dtype) << "inference (training=false) normalises with running_mean and running_var, which are "
+                             "missing";
+  }
+  const TensorMeta stat{x.dtype, Shape{c}, x.device};
+  return {x, stat, stat};
+}
+
+// Inputs (x, grad_y, weight?, saved_mean, saved_var); outputs grad_x, grad_weight, grad_bias.
+std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, const Attrs&) {
+  const TensorMeta& x = in[0];
+  OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
+  OF_CHECK(in[1].dtype == x.dtype && in[1].shape == x.shape)
+      << "grad_y " << in[1].dtype << " " << in[1].shape << " must match x " << x.dtype << " " << x.shape;
+  constexpr const char* names[] = {"x", "grad_y", "weight", "saved_mean", "saved_var"};
+  for (size_t i = 2; i < 5; ++i) {
+    if (!in[i].dtype) continue;
+    const Shape& s = in[i].shape;
+    OF_CHECK(in[i].dtype == x.dtype && s.ndim() == 1 && !(s[0].is_known() && x.shape[1].is_known() && s[0] != x.shape[1]))
+        << names[i] << " must be " << x.dtype << " (" << x.shape[1] << "), got " << in[i].dtype << " " << s;
+  }
+  const TensorMeta stat{x.dtype, Shape{x.shape[1]}, x.device};
+  return {x, stat, stat};
+}
+
+// x as (N, C, S).
+struct BnGeom {
+  int64_t n, c, s;
+  int64_t count() const { return n * s; }
+};
+BnGeom GeomOf(const Tensor& x) {
+  BnGeom g{x.shape()[0].value(), x.shape()[1].value(), 1};
+  for (int64_t d = 2; d < x.ndim(); ++d) g.s *= x.shape()[d].value();
+  return g;
+}
+
+// running = (1 - momentum) running + momentum * batch statistic, with the unbiased variance.
+template <typename T>
+void UpdateRunningStats(KernelContext& ctx, const BnGeom& g, const T* mean, const T* var) {
+  if (!ctx.inputs[3]) return;
+  T* rm = ctx.in(3).data<T>();
+  T* rv = ctx.in(4).data<T>();
+  const double m = ctx.attrs.Float("momentum");
+  const double unbias = static_cast<double>(g.count()) / static_cast<double>(g.count() - 1);
+  for (int64_t c = 0; c < g.c; ++c) {
+    rm[c] = static_cast<T>((1 - m) * rm[c] + m * mean[c]);
+    rv[c] = static_cast<T>((1 - m) * rv[c] + m * var[c] * unbias);
+  }
+}
+
+// Inference normalises with (and saves) the running stats.
+template <typename T>
+void SaveRunningStats(KernelContext& ctx, const BnGeom& g) {
+  std::memcpy(ctx.out(1).raw_data(), ctx.in(3).raw_data(), static_cast<size_t>(g.c) * sizeof(T));
+  std::memcpy(ctx.out(2).raw_data(), ctx.in(4).raw_data(), static_cast<size_t>(g.c) * sizeof(T));
+}
+
+// oneDNN -------------------------------------------------------------------------------------------
+
+struct BnFwdEntry {
+  dnnl::batch_normalization_forward::primitive_desc pd;
+  dnnl::batch_normalization_forward prim;
+};
+struct BnBwdEntry {
+  dnnl::batch_normalization_backward::primitive_desc pd;
+  dnnl::batch_normalization_backward prim;
+};
+
+memory::desc DataDesc(const BnGeom& g) { return PlainDesc({g.n, g.c, g.s, 1}); }
+
+dnnl::batch_normalization_forward::primitive_desc FwdPd(const BnGeom& g, dnnl::prop_kind prop, float eps,
+                                                       dnnl::normalization_flags flags) {
+  return {dnnl::batch_normalization_forward::desc(prop, DataDesc(g), eps, flags), DefaultAttr(), Engine()};
+}
+
+void BatchNormF32(KernelContext& ctx) {
+  const BnGeom g = GeomOf(ctx.in(0));
+  const bool training = ctx.attrs.Bool("training");
+  const float eps = static_cast<float>(ctx.attrs.Float("eps"));
+  const bool weight = ctx.inputs[1] != nullptr, bias = ctx.inputs[2] != nullptr;
+  float* mean = ctx.out(1).data<float>();
+  float* var = ctx.out(2).data<float>();
+  if (!training) SaveRunningStats<float>(ctx, g);
+  if (ctx.in(0).numel() == 0) return;
+  using Flags = dnnl::normalization_flags;
+  Flags flags = Flags::none;
+  if (weight) flags |= Flags::use_scale;
+  if (bias) flags |= Flags::use_shift;
+  if (!training) flags |= Flags::use_global_stats;
+  const Exec exec = PrepareExec(ctx.pool, 3 * ctx.in(0).numel());
+  static auto* cache = new PrimitiveCache<BnFwdEntry>();
+  auto e = cache->Get({exec.threads, g.n, g.c, g.s, static_cast<int64_t>(flags), std::bit_cast<int32_t>(eps)},
+                      [&] {
+                        auto pd = FwdPd(g, training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+                                        eps, flags);
+                        return BnFwdEntry{pd, dnnl::batch_normalization_forward(pd)};
+                      });
+  dnnl::stream& stream = exec.stream;
+  const memory::desc stat = PlainDesc({g.c});
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(DataDesc(g), Engine(), ctx.in(0).raw_data())},
+                                          {DNNL_ARG_DST, memory(DataDesc(g), Engine(), ctx.out(0).raw_data())},
+                                          {DNNL_ARG_MEAN, memory(stat, Engine(), mean)},
+                                          {DNNL_ARG_VARIANCE, memory(stat, Engine(), var)},
+                                          {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}};
+  if (weight) args.emplace(DNNL_ARG_SCALE, memory(stat, Engine(), ctx.in(1).raw_data()));
+  if (bias) args.emplace(DNNL_ARG_SHIFT, memory(stat, Engine(), ctx.in(2).raw_data()));
+  e->prim.execute(stream, args);
+  stream.wait();
+  if (training) UpdateRunningStats(ctx, g, mean, var);
+}
+
+void BatchNormBackwardF32(KernelContext& ctx) {
+  const BnGeom g = GeomOf(ctx.in(0));
+  const bool training = ctx.attrs.Bool("training");
+  const float eps = static_cast<float>(ctx.attrs.Float("eps"));
+  if (ctx.in(0).numel() == 0) {
+    std::fill_n(ctx.out(1).data<float>(), g.c, 0.0f);
+    std::fill_n(ctx.out(2).data<float>(), g.c, 0.0f);
+    return;
+  }
+  using Flags = dnnl::normalization_flags;
+  const Flags flags = training ? Flags::use_scale | Flags::use_shift
+                               : Flags::use_scale | Flags::use_shift | Flags::use_global_stats;
+  const Exec exec = PrepareExec(ctx.pool, 4 * ctx.in(0).numel());
+  static auto* cache = new PrimitiveCache<BnBwdEntry>();
+  auto e = cache->Get({exec.threads, g.n, g.c, g.s, static_cast<int64_t>(flags), std::bit_cast<int32_t>(eps)},
+                      [&] {
+                        const auto hint = FwdPd(g, dnnl::prop_kind::forward_training, eps, flags);
+                        dnnl::batch_normalization_backward::primitive_desc pd(
+                            dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, DataDesc(g),
+                                                                     DataDesc(g), eps, flags),
+                            DefaultAttr(), Engine(), hint);
+                        return BnBwdEntry{pd, dnnl::batch_normalization_backward(pd)};
+                      });
+  void* scale = nullptr;
+  if (ctx.inputs[2]) {
+    scale = ctx.in(2).raw_data();
+  } else {  // no weight: a scale of ones
+    scale = Buffer(kSlotExtra, static_cast<size_t>(g.c) * sizeof(float));
+    std::fill_n(static_cast<float*>(scale), g.c, 1.0f);
+  }
+  dnnl::stream& stream = exec.stream;
+  const memory::desc stat = PlainDesc({g.c});
+  e->prim.execute(stream, {{DNNL_ARG_SRC, memory(DataDesc(g), Engine(), ctx.in(0).raw_data())},
+                           {DNNL_ARG_DIFF_DST, memory(DataDesc(g), Engine(), ctx.in(1).raw_data())},
+                           {DNNL_ARG_MEAN, memory(stat, Engine(), ctx.in(3).raw_data())},
+                           {DNNL_ARG_VARIANCE, memory(stat, Engine(), ctx.in(4).raw_data())},
+                           {DNNL_ARG_SCALE, memory(stat, Engine(), scale)},
+                           // oneDNN asks for the shift too (with use_shift), though it does not affect gradients.
+                           {DNNL_ARG_SHIFT, memory(stat, Engine(), scale)},
+                           {DNNL_ARG_DIFF_SRC, memory(DataDesc(g), Engine(), ctx.out(0).raw_data())},
+                           {DNNL_ARG_DIFF_SCALE, memory(stat, Engine(), ctx.out(1).raw_data())},
+                           {DNNL_ARG_DIFF_SHIFT, memory(stat, Engine(), ctx.out(2).raw_data())},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
+  stream.wait();
+}
+
+// float64 loops, one channel per task -----------------------------------------------------------------
+
+template <typename T>
+void BatchNormRef(KernelContext& ctx) {
+  const BnGeom g = GeomOf(ctx.in(0));
+  const bool training = ctx.attrs.Bool("training");
+  const double eps = ctx.attrs.Float("eps");
+  const T* x = ctx.in(0).data<T>();
+  const T* w = ctx.inputs[1] ? ctx.in(1).data<T>() : nullptr;
+  const T* b = ctx.inputs[2] ? ctx.in(2).data<T>() : nullptr;
+  T* y = ctx.out(0).data<T>();
+  T* mean = ctx.out(1).data<T>();
+  T* var = ctx.out(2).data<T>();
+  if (!training) SaveRunningStats<T>(ctx, g);
+  ctx.pool.ParallelFor(g.c, GrainFor(3 * g.count()), [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      if (training) {
+        double sum = 0, sq = 0;
+        for (int64_t n = 0; n < g.n; ++n) {
+          const T* p = x + (n * g.c + c) * g.s;
+          for (int64_t i = 0; i < g.s; ++i) sum += p[i];
+        }
+        const double mu = sum / static_cast<double>(g.count());
+        for (int64_t n = 0; n < g.n; ++n) {
+          const T* p = x + (n * g.c + c) * g.s;
+          for (int64_t i = 0; i < g.s; ++i) sq += (p[i] - mu) * (p[i] - mu);
+        }
+        mean[c] = static_cast<T>(mu);
+        var[c] = static_cast<T>(sq / static_cast<double>(g.count()));
+      }
+      const T scale = static_cast<T>((w ? w[c] : T(1)) / std::sqrt(static_cast<double>(var[c]) + eps));
+      const T shift = (b ? b[c] : T(0)) - mean[c] * scale;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const T* p = x + (n * g.c + c) * g.s;
+        T* q = y + (n * g.c + c) * g.s;
+        for (int64_t i = 0; i < g.s; ++i) q[i] = p[i] * scale + shift;
+      }
+    }
+  });
+  if (training) UpdateRunningStats(ctx, g, mean, var);
+}
+
+template <typename T>
+void BatchNormBackwardRef(KernelContext& ctx) {
+  const BnGeom g = GeomOf(ctx.in(0));
+  const bool training = ctx.attrs.Bool("training");
+  const double eps = ctx.attrs.Float("eps");
+  const T* x = ctx.in(0).data<T>();
+  const T* dy = ctx.in(1).data<T>();
+  const T* w = ctx.inputs[2] ? ctx.in(2).data<T>() : nullptr;
+  const T* mean = ctx.in(3).data<T>();
+  const T* var = ctx.in(4).data<T>();
+  T* dx = ctx.out(0).data<T>();
+  T* dw = ctx.out(1).data<T>();
+  T* db = ctx.out(2).data<T>();
+  const double m = static_cast<double>(g.count());
+  ctx.pool.ParallelFor(g.c, GrainFor(3 * g.count()), [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const double mu = mean[c], invstd = 1 / std::sqrt(static_cast<double>(var[c]) + eps);
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const int64_t off = (n * g.c + c) * g.s;
+        for (int64_t i = 0; i < g.s; ++i) {
+          sum_dy += dy[off + i];
+          sum_dy_xhat += dy[off + i] * (x[off + i] - mu) * invstd;
+        }
+      }
+      db[c] = static_cast<T>(sum_dy);
+      dw[c] = static_cast<T>(sum_dy_xhat);
+      const double k = (w ? w[c] : 1.0) * invstd;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const int64_t off = (n * g.c + c) * g.s;
+        for (int64_t i = 0; i < g.s; ++i) {
+          // Training: the batch statistics depend on x too.
+          const double d = training ? dy[off + i] - sum_dy / m - (x[off + i] - mu) * invstd * sum_dy_xhat / m
+                                    : dy[off + i];
+          dx[off + i] = static_cast<T>(k * d);
+        }
+      }
+    }
+  });
+}
+
+// ---- autograd -------------------------------------------------------------------------------------
+
+std::vector<TensorPtr> BatchNormBackward(const BackwardContext& ctx) {
+  static const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
+  std::vector<TensorPtr> grads(5);
+  // saved_mean / saved_var are internal to the pair of ops: no gradient flows back through them.
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy) return grads;
+  std::vector<TensorPtr> r = Apply(bwd, {ctx.inputs[0], dy, ctx.inputs[1], ctx.outputs[1], ctx.outputs[2]},
+                                   {{"training", ctx.attrs.Bool("training")}, {"eps", ctx.attrs.Float("eps")}});
+  for (size_t i = 0; i < 3; ++i) {
+    if (ctx.needs_input_grad[i]) grads[i] = r[i];
+  }
+  return grads;
+}
+
+}  // namespace
+
+namespace ops {
+TensorPtr BatchNorm(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias, const TensorPtr& running_mean,
+                    const TensorPtr& running_var, const BatchNormOptions& options) {
+  static const OpDef& op = OpRegistry::Global().Get("batch_norm");
+  return Apply(op, {x, weight, bias, running_mean, running_var},
+               {{"training", options.training}, {"momentum", options.momentum}, {"eps", options.eps}})[0];
+}
+}  // namespace ops
+
+void RegisterBatchNormOps(OpRegistry& registry) {
+  registry.Register(OpDef{
+      .name = "batch_norm",
+      .inputs = {"x", "weight", "bias", "running_mean", "running_var"},
+      .optional_inputs = {"weight", "bias", "running_mean", "running_var"},
+      .outputs = {"y", "saved_mean", "saved_var"},
+      .attrs = {{"training", true}, {"momentum", 0.1}, {"eps", 1e-5}},
+      .infer = InferBatchNorm,
+      .backward = BatchNormBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, BatchNormRef<double>}},
+      .mutated_inputs = {3, 4},
+  });
+  registry.Register(OpDef{
+      .name = "batch_norm_backward",
+      .inputs = {"x", "grad_y", "weight", "saved_mean", "saved_var"},
+      .optional_inputs = {"weight"},
+      .outputs = {"grad_x", "grad_weight", "grad_bias"},
+      .attrs = {{"training", true}, {"eps", 1e-5}},
+      .infer = InferBatchNormBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormBackwardF32>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, BatchNormBackwardRef<double>}},
+  });
+}
+
+}  // namespace oneflow

@@ -1,0 +1,162 @@
+#include "core/ops/dnnl/dnnl_common.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/tensor/copy.h"
+
+// oneDNN is built with OpenMP (libgomp, which libdnnl loads). Weak references reach its thread-count
+// calls without linking OpenMP into oneflow_c and its consumers; they stay null if it is absent.
+extern "C" {
+__attribute__((weak)) void omp_set_num_threads(int);
+__attribute__((weak)) int omp_get_max_threads(void);
+}
+
+namespace oneflow {
+
+namespace dnnl_util {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed
+  return *engine;
+}
+
+Exec PrepareExec(ThreadPool& pool, int64_t work) {
+  thread_local dnnl::stream stream(Engine());
+  constexpr int64_t kWorkPerThread = 1 << 16;
+  const int threads = static_cast<int>(std::clamp<int64_t>(work / kWorkPerThread, 1, pool.num_threads()));
+  if (omp_set_num_threads != nullptr && omp_get_max_threads != nullptr && omp_get_max_threads() != threads) {
+    omp_set_num_threads(threads);
+  }
+  return {threads, stream};
+}
+
+size_t KeyHash::operator()(const Key& key) const noexcept {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+void* Buffer(BufferSlot slot, size_t bytes) {
+  struct Slot {
+    void* data = nullptr;
+    size_t size = 0;
+  };
+  struct Buffers {
+    Slot slots[kNumSlots];
+    ~Buffers() {
+      for (Slot& s : slots) std::free(s.data);
+    }
+  };
+  thread_local Buffers buffers;
+  Slot& s = buffers.slots[slot];
+  if (s.size < bytes) {
+    std::free(s.data);
+    s.data = nullptr;
+    s.size = 0;
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    s.data = std::aligned_alloc(64, rounded);
+    OF_CHECK(s.data != nullptr) << "out of memory allocating a " << rounded << "-byte oneDNN buffer";
+    s.size = rounded;
+  }
+  return s.data;
+}
+
+dnnl::primitive_attr DefaultAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory Scratchpad(const dnnl::primitive_desc_base& pd) {
+  const memory::desc desc = pd.scratchpad_desc();
+  return memory(desc, Engine(), desc.get_size() == 0 ? nullptr : Buffer(kSlotScratch, desc.get_size()));
+}
+
+Operand::Operand(const memory::desc& user, const memory::desc& prim, bool input)
+    : user_(user), prim_(prim), input_(input) {
+  if (user_ != prim_) {
+    reorder_ = input ? dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user_, Engine(), prim_))
+                     : dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), prim_, Engine(), user_));
+  }
+}
+
+memory Operand::Prepare(void* data, BufferSlot slot, dnnl::stream& stream) const {
+  memory user(user_, Engine(), data);
+  if (!reorder_) return user;
+  memory prim(prim_, Engine(), Buffer(slot, prim_.get_size()));
+  if (input_) reorder_->execute(stream, user, prim);
+  return prim;
+}
+
+void Operand::Finish(memory prim, void* data, dnnl::stream& stream) const {
+  if (!reorder_) return;
+  memory user(user_, Engine(), data);
+  reorder_->execute(stream, prim, user);
+}
+
+memory::desc PlainDesc(const memory::dims& dims) {
+  memory::dims strides(dims.size());
+  int64_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(dims[i], 1);
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::desc AnyDesc(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+void ThrowDnnlError(const dnnl::error& e) {
+  OF_THROW(Internal) << "oneDNN failed: " << e.what() << " (status " << static_cast<int>(e.status) << ")";
+}
+
+std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min) {
+  const std::vector<int64_t>& v = attrs.Ints(name);
+  OF_CHECK(v.size() == 2 && v[0] >= min && v[1] >= min)
+      << name << " must be two values >= " << min << ", got " << AttrValueToString(v);
+  return v;
+}
+
+int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis) {
+  const int64_t s = win.stride[axis], p = win.padding[axis];
+  const int64_t span = in + 2 * p - win.dilation[axis] * (k - 1) - 1;
+  if (span < 0) return 0;
+  int64_t out = (win.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (win.ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d& win) {
+  Dim out[2];
+  const Dim kernel[2] = {kh, kw};
+  bool ok = true;
+  for (int a = 0; a < 2; ++a) {
+    if (!x[2 + a].is_known() || !kernel[a].is_known()) continue;
+    out[a] = WindowOut(x[2 + a].value(), kernel[a].value(), win, a);
+    ok &= out[a].value() >= 1;
+  }
+  if (!ok) {
+    OF_THROW(InvalidArgument) << "output size would be (" << out[0] << ", " << out[1] << "): x " << x
+                              << " is too small for kernel (" << kh << ", " << kw << ") with stride ("
+                              << win.stride[0] << ", " << win.stride[1] << "), padding (" << win.padding[0] << ", "
+                              << win.padding[1] << "), dilation (" << win.dilation[0] << ", " << win.dilation[1]
+                              << ")" << (win.ceil_mode ? ", ceil_mode" : "");
+  }
+  return {out[0], out[1]};
+}
+
+std::pair<int64_t, int64_t> ValidRange(int64_t out, int64_t in, int64_t stride, int64_t pad, int64_t offset) {
+  // o*stride + (offset - pad) in [0, in)  <=>  o in [ceil((pad - offset) / stride), ceil((in + pad - offset) / stride)).
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  const int64_t first = std::max<int64_t>(0, ceil_div(pad - offset, stride));
+  const int64_t last = std::min<int64_t>(out, ceil_div(in + pad - offset, stride));
+  return {first, std::max(first, last)};
+}
+
+TensorPtr ContiguousInput(KernelContext& ctx, size_t i) { return MakeContiguous(ctx.inputs[i], &ctx.pool); }
+
+}  // namespace dnnl_util
+}  // namespace oneflow

@@ -1,0 +1,143 @@
+// Shared by the oneDNN op family (matmul, linear, conv2d, batch_norm, pooling): the CPU engine and
+// per-thread streams, a thread-safe cache of primitives keyed by shape and attributes, reorders
+// between our plain row-major tensors and the layouts oneDNN picks, per-thread reusable buffers, and
+// the attribute parsing the ops share. Private to core/ops/dnnl/.
+//
+// oneDNN has no float64: float32 kernels run oneDNN, float64 kernels are plain C++ loops.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/op/op_registry.h"
+
+namespace oneflow {
+
+void RegisterMatmulOps(OpRegistry& registry);     // matmul.cpp
+void RegisterConvOps(OpRegistry& registry);       // conv.cpp
+void RegisterBatchNormOps(OpRegistry& registry);  // batch_norm.cpp
+void RegisterPoolingOps(OpRegistry& registry);    // pooling.cpp
+
+namespace dnnl_util {
+
+using dnnl::memory;
+
+const dnnl::engine& Engine();
+
+// How one oneDNN call runs: on `threads` threads (the session pool's count, fewer for small work,
+// where an OpenMP fork/join costs more than it saves) and the calling thread's stream. Sets the calling
+// thread's OpenMP thread count (oneDNN's runtime) to `threads`, so call it before creating primitives
+// (oneDNN sizes them for the current count) and put `threads` in their cache keys.
+struct Exec {
+  int64_t threads;
+  dnnl::stream& stream;
+};
+// `work` counts simple operations: elements for memory-bound ops, multiply-adds / 8 for products.
+Exec PrepareExec(ThreadPool& pool, int64_t work);
+
+// Cache keys: the shape, attributes and thread count.
+using Key = std::vector<int64_t>;
+struct KeyHash {
+  size_t operator()(const Key& key) const noexcept;
+};
+
+// Primitives (with their descriptors and reorders) by key. Entries are immutable and shared, so a
+// caller keeps using its entry even if the cache is cleared meanwhile (it is, past kMaxEntries).
+template <typename Entry>
+class PrimitiveCache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Entry> Get(const Key& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = map_.find(key);
+      if (it != map_.end()) return it->second;
+    }
+    auto entry = std::make_shared<const Entry>(make());  // outside the lock: creation is slow
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (map_.size() >= kMaxEntries) map_.clear();
+    return map_.emplace(key, std::move(entry)).first->second;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> map_;
+};
+
+// Per-thread buffers reused across calls (slot i keeps its largest size), for operands in oneDNN's
+// layouts and scratchpads: large activations then cost no fresh pages per call.
+enum BufferSlot { kSlotSrc, kSlotWeights, kSlotDst, kSlotDiff, kSlotScratch, kSlotExtra, kNumSlots };
+void* Buffer(BufferSlot slot, size_t bytes);
+
+// Attributes every primitive is created with (user scratchpad: see Scratchpad()).
+dnnl::primitive_attr DefaultAttr();
+// The primitive's scratchpad in the calling thread's kSlotScratch buffer.
+memory Scratchpad(const dnnl::primitive_desc_base& pd);
+
+// One operand of a primitive: our plain tensor memory (`user`) and the layout the primitive chose
+// (`prim`), with the reorder between them when they differ.
+class Operand {
+ public:
+  Operand() = default;
+  // For inputs the reorder goes user -> prim, for outputs prim -> user.
+  Operand(const memory::desc& user, const memory::desc& prim, bool input);
+  // The memory the primitive uses: `data` itself, or buffer `slot` in the primitive's layout, filled
+  // from `data` first if this is an input.
+  memory Prepare(void* data, BufferSlot slot, dnnl::stream& stream) const;
+  // For outputs: copies the primitive's result (from Prepare) into `data` if layouts differ.
+  void Finish(memory prim, void* data, dnnl::stream& stream) const;
+
+ private:
+  memory::desc user_, prim_;
+  bool input_ = true;
+  std::optional<dnnl::reorder> reorder_;
+};
+
+// A plain (row-major) f32 memory descriptor.
+memory::desc PlainDesc(const memory::dims& dims);
+memory::desc AnyDesc(const memory::dims& dims);
+
+[[noreturn]] void ThrowDnnlError(const dnnl::error& e);
+// Runs a float32 oneDNN kernel, turning oneDNN's errors into Internal errors.
+template <void (*F)(KernelContext&)>
+void Guarded(KernelContext& ctx) {
+  try {
+    F(ctx);
+  } catch (const dnnl::error& e) {
+    ThrowDnnlError(e);
+  }
+}
+
+// ParallelFor grain (items per chunk) for items that each cost `work` simple operations.
+inline int64_t GrainFor(int64_t work) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work)); }
+
+// An int list attribute of exactly two values, each >= `min`: InvalidArgument naming it otherwise.
+std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min);
+
+// Sliding windows (convolution, pooling) over the (H, W) dims of an (N, C, H, W) input.
+struct Window2d {
+  int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  bool ceil_mode = false;
+};
+// Output length over `in` for a kernel of `k`: floor (or ceil) of (in + 2p - d(k-1) - 1) / s, plus 1; in
+// ceil mode the last window must start inside the input or the left padding (as PyTorch). May be < 1.
+int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis);
+// Output (H, W) for a kernel (kh, kw); a dim is unknown where x's or the kernel's is not known.
+// InvalidArgument naming x and the window if a known output dim is < 1.
+std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d& win);
+// The outputs o in [0, out) whose input o*stride - pad + offset lies in [0, in), as [first, last).
+std::pair<int64_t, int64_t> ValidRange(int64_t out, int64_t in, int64_t stride, int64_t pad, int64_t offset);
+
+// A tensor input as contiguous (kernels of ops with strided_inputs that need it).
+TensorPtr ContiguousInput(KernelContext& ctx, size_t i);
+
+}  // namespace dnnl_util
+}  // namespace oneflow

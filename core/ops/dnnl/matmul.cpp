@@ -1,0 +1,453 @@
+// matmul and linear: oneDNN's matmul primitive for float32, C++ loops for float64.
+//
+// The registered "matmul" op takes operands of >= 2 dims with optional transposes (what backward
+// needs) and broadcasts batch dims; ops::Matmul adds NumPy's 1-D cases on top. Its kernel reads
+// operands that are contiguous or transposed views of contiguous tensors without copying.
+#include <algorithm>
+
+#include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/ops.h"
+
+namespace oneflow {
+namespace {
+
+using namespace dnnl_util;
+
+const OpDef& MatmulOp() {
+  static const OpDef& op = OpRegistry::Global().Get("matmul");
+  return op;
+}
+
+// op(a) @ op(b), op transposing the last two dims when asked.
+TensorPtr MatmulT(const TensorPtr& a, const TensorPtr& b, bool ta, bool tb) {
+  return Apply1(MatmulOp(), {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+}
+
+void CheckInner(Dim ka, Dim kb, const Shape& a, const Shape& b, bool ta, bool tb) {
+  if (ka.is_known() && kb.is_known() && ka != kb) {
+    OF_THROW(InvalidArgument) << "a " << a << (ta ? " (transposed)" : "") << " and b " << b
+                              << (tb ? " (transposed)" : "") << " cannot be multiplied: a has " << ka
+                              << " columns but b has " << kb << " rows";
+  }
+}
+
+void CheckSameFloatingDType(const TensorMeta& a, const TensorMeta& b, std::string_view an, std::string_view bn) {
+  OF_CHECK(a.dtype == b.dtype) << an << " is " << a.dtype << " but " << bn << " is " << b.dtype
+                               << "; both must have one floating dtype";
+  OF_CHECK(a.dtype->is_floating_point()) << an << " must be floating, got " << a.dtype;
+}
+
+Shape BatchOf(const Shape& s) { return Shape(std::vector<Dim>(s.begin(), s.end() - 2)); }
+
+std::vector<TensorMeta> InferMatmul(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape& a = in[0].shape;
+  const Shape& b = in[1].shape;
+  CheckSameFloatingDType(in[0], in[1], "a", "b");
+  OF_CHECK(a.ndim() >= 2 && b.ndim() >= 2) << "operands must have at least 2 dims, got a " << a << " and b " << b;
+  const bool ta = attrs.Bool("transpose_a"), tb = attrs.Bool("transpose_b");
+  const Dim m = a[a.ndim() - (ta ? 1 : 2)], ka = a[a.ndim() - (ta ? 2 : 1)];
+  const Dim kb = b[b.ndim() - (tb ? 1 : 2)], n = b[b.ndim() - (tb ? 2 : 1)];
+  CheckInner(ka, kb, a, b, ta, tb);
+  Shape out;
+  try {
+    out = BroadcastShapes(BatchOf(a), BatchOf(b));
+  } catch (const Error& e) {
+    OF_THROW(InvalidArgument) << "the batch dims of a " << a << " and b " << b << " do not broadcast: " << e.message();
+  }
+  out.push_back(m);
+  out.push_back(n);
+  return {{in[0].dtype, out, in[0].device}};
+}
+
+std::vector<TensorMeta> InferLinear(std::span<const TensorMeta> in, const Attrs&) {
+  const Shape& x = in[0].shape;
+  const Shape& w = in[1].shape;
+  CheckSameFloatingDType(in[0], in[1], "x", "weight");
+  OF_CHECK(x.ndim() >= 1) << "x must have at least 1 dim, got " << x;
+  OF_CHECK(w.ndim() == 2) << "weight must be 2-D (out_features, in_features), got " << w;
+  const Dim k = x[x.ndim() - 1];
+  if (k.is_known() && w[1].is_known() && k != w[1]) {
+    OF_THROW(InvalidArgument) << "x " << x << " has " << k << " features but weight " << w << " expects " << w[1];
+  }
+  if (in[2].dtype) {
+    CheckSameFloatingDType(in[0], in[2], "x", "bias");
+    const Shape& bias = in[2].shape;
+    OF_CHECK(bias.ndim() == 1 && !(bias[0].is_known() && w[0].is_known() && bias[0] != w[0]))
+        << "bias must be 1-D with out_features = " << w[0] << " elements, got " << bias;
+  }
+  Shape out = x;
+  out[x.ndim() - 1] = w[0];
+  return {{in[0].dtype, out, in[0].device}};
+}
+
+// ---- the product, as both kernels see it ----------------------------------------------------------
+
+// The logical matrices L = op(X) of an operand: dims (batch..., rows, cols), stored row-major
+// (L's rows contiguous) or column-major; matrices follow each other densely over the batch dims.
+struct MatOperand {
+  TensorPtr tensor;  // keeps the data alive
+  std::vector<int64_t> batch;
+  int64_t rows = 0, cols = 0;
+  bool col_major = false;
+  const void* data() const { return tensor->raw_data(); }
+  int64_t row_stride() const { return col_major ? 1 : cols; }
+  int64_t col_stride() const { return col_major ? rows : 1; }
+};
+
+// Whether t is the transpose (last two dims) of a contiguous tensor.
+bool IsTransposedContiguous(const Tensor& t) {
+  const int64_t n = t.ndim();
+  const std::vector<int64_t>& s = t.strides();
+  const int64_t r = t.shape()[n - 2].value(), c = t.shape()[n - 1].value();
+  if (s[n - 2] != 1 || s[n - 1] != r) return false;
+  int64_t expect = r * c;
+  for (int64_t i = n - 3; i >= 0; --i) {
+    const int64_t size = t.shape()[i].value();
+    if (size != 1 && s[i] != expect) return false;
+    expect *= size;
+  }
+  return true;
+}
+
+MatOperand OperandOf(KernelContext& ctx, size_t i, bool transposed) {
+  MatOperand op;
+  op.tensor = ctx.inputs[i];
+  bool flipped = false;
+  if (!op.tensor->is_contiguous()) {
+    if (IsTransposedContiguous(*op.tensor)) {
+      flipped = true;
+    } else {
+      op.tensor = ContiguousInput(ctx, i);
+    }
+  }
+  const Shape& s = op.tensor->shape();
+  const int64_t n = s.ndim();
+  for (int64_t d = 0; d < n - 2; ++d) op.batch.push_back(s[d].value());
+  const int64_t r = s[n - 2].value(), c = s[n - 1].value();
+  op.rows = transposed ? c : r;
+  op.cols = transposed ? r : c;
+  op.col_major = flipped != transposed;
+  return op;
+}
+
+// One product C = A @ B (+ bias) over broadcast batch dims, simplified: batch dims of B that are all 1
+// fold into A's rows (when A is row-major); equal batch dims collapse into one.
+struct GemmPlan {
+  memory::dims batch;             // output batch dims (possibly folded or collapsed)
+  memory::dims a_batch, b_batch;  // the operands' batch dims, aligned with `batch` (1 = broadcast)
+  int64_t m = 0, k = 0, n = 0;
+  int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0;  // element strides within one matrix
+};
+
+int64_t Product(const memory::dims& d) {
+  int64_t p = 1;
+  for (int64_t v : d) p *= v;
+  return p;
+}
+
+GemmPlan PlanGemm(const MatOperand& a, const MatOperand& b) {
+  GemmPlan p;
+  const size_t rank = std::max(a.batch.size(), b.batch.size());
+  memory::dims ab(rank - a.batch.size(), 1), bb(rank - b.batch.size(), 1);
+  ab.insert(ab.end(), a.batch.begin(), a.batch.end());
+  bb.insert(bb.end(), b.batch.begin(), b.batch.end());
+  p.m = a.rows;
+  p.k = a.cols;
+  p.n = b.cols;
+  p.a_rs = a.row_stride();
+  p.a_cs = a.col_stride();
+  p.b_rs = b.row_stride();
+  p.b_cs = b.col_stride();
+  if (Product(bb) == 1 && !a.col_major) {
+    p.m *= Product(ab);  // one tall product
+  } else if (ab == bb) {
+    p.batch = p.a_batch = p.b_batch = {Product(ab)};
+  } else {
+    p.a_batch = ab;
+    p.b_batch = bb;
+    for (size_t i = 0; i < rank; ++i) p.batch.push_back(std::max(ab[i], bb[i]));
+  }
+  return p;
+}
+
+// Dims and strides of one operand's matrices under the plan (dense over its batch dims).
+memory::desc MatDesc(const memory::dims& batch, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  memory::dims dims = batch, strides(batch.size());
+  dims.push_back(rows);
+  dims.push_back(cols);
+  int64_t s = rows * cols;
+  for (size_t i = batch.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= batch[i];
+  }
+  strides.push_back(rs);
+  strides.push_back(cs);
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// The memory objects of one execution, pointed at each call's data: creating oneDNN memory objects
+// costs about as much as a tiny product, so sets are kept for reuse.
+struct MatmulArgs {
+  memory src, weights, dst, bias, scratch;
+  size_t scratch_size = 0;
+  std::unordered_map<int, memory> map;
+};
+struct MatmulArgsPool {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<MatmulArgs>> free;
+};
+
+struct MatmulEntry {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  std::shared_ptr<MatmulArgsPool> args;
+};
+PrimitiveCache<MatmulEntry>& MatmulCache() {
+  static auto* cache = new PrimitiveCache<MatmulEntry>();
+  return *cache;
+}
+
+std::unique_ptr<MatmulArgs> TakeArgs(const MatmulEntry& e, bool bias) {
+  {
+    std::lock_guard<std::mutex> lock(e.args->mutex);
+    if (!e.args->free.empty()) {
+      std::unique_ptr<MatmulArgs> args = std::move(e.args->free.back());
+      e.args->free.pop_back();
+      return args;
+    }
+  }
+  auto args = std::make_unique<MatmulArgs>();
+  args->src = memory(e.pd.src_desc(), Engine(), DNNL_MEMORY_NONE);
+  args->weights = memory(e.pd.weights_desc(), Engine(), DNNL_MEMORY_NONE);
+  args->dst = memory(e.pd.dst_desc(), Engine(), DNNL_MEMORY_NONE);
+  args->scratch = memory(e.pd.scratchpad_desc(), Engine(), DNNL_MEMORY_NONE);
+  args->scratch_size = e.pd.scratchpad_desc().get_size();
+  args->map = {{DNNL_ARG_SRC, args->src},
+               {DNNL_ARG_WEIGHTS, args->weights},
+               {DNNL_ARG_DST, args->dst},
+               {DNNL_ARG_SCRATCHPAD, args->scratch}};
+  if (bias) {
+    args->bias = memory(e.pd.bias_desc(), Engine(), DNNL_MEMORY_NONE);
+    args->map.emplace(DNNL_ARG_BIAS, args->bias);
+  }
+  return args;
+}
+
+void RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, void* c) {
+  const int64_t batch = Product(p.batch);
+  const Exec exec = PrepareExec(ctx.pool, batch * p.m * p.n * p.k / 8);
+  Key key = {exec.threads, p.m, p.k, p.n, p.a_rs, p.a_cs, p.b_rs, p.b_cs, bias != nullptr,
+             static_cast<int64_t>(p.batch.size())};
+  key.insert(key.end(), p.a_batch.begin(), p.a_batch.end());
+  key.insert(key.end(), p.b_batch.begin(), p.b_batch.end());
+  auto entry = MatmulCache().Get(key, [&] {
+    const memory::desc a_md = MatDesc(p.a_batch, p.m, p.k, p.a_rs, p.a_cs);
+    const memory::desc b_md = MatDesc(p.b_batch, p.k, p.n, p.b_rs, p.b_cs);
+    const memory::desc c_md = MatDesc(p.batch, p.m, p.n, p.n, 1);
+    memory::dims bias_dims(p.batch.size() + 2, 1);
+    bias_dims.back() = p.n;
+    auto desc = bias ? dnnl::matmul::desc(a_md, b_md, PlainDesc(bias_dims), c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
+    dnnl::matmul::primitive_desc pd(desc, DefaultAttr(), Engine());
+    return MatmulEntry{pd, dnnl::matmul(pd), std::make_shared<MatmulArgsPool>()};
+  });
+  std::unique_ptr<MatmulArgs> args = TakeArgs(*entry, bias != nullptr);
+  args->src.set_data_handle(const_cast<void*>(a));
+  args->weights.set_data_handle(const_cast<void*>(b));
+  args->dst.set_data_handle(c);
+  if (bias) args->bias.set_data_handle(const_cast<void*>(bias));
+  if (args->scratch_size > 0) args->scratch.set_data_handle(Buffer(kSlotScratch, args->scratch_size));
+  entry->prim.execute(exec.stream, args->map);
+  exec.stream.wait();
+  std::lock_guard<std::mutex> lock(entry->args->mutex);
+  entry->args->free.push_back(std::move(args));
+}
+
+// Offsets (in elements) of each output batch matrix's operand matrices.
+std::vector<int64_t> BatchOffsets(const memory::dims& out, const memory::dims& mine, int64_t matrix) {
+  const int64_t total = Product(out);
+  std::vector<int64_t> offsets(static_cast<size_t>(std::max<int64_t>(total, 1)), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, off = 0, stride = matrix;
+    for (size_t d = out.size(); d-- > 0;) {
+      const int64_t idx = rest % out[d];
+      rest /= out[d];
+      if (mine[d] != 1) off += idx * stride;
+      stride *= mine[d];
+    }
+    offsets[static_cast<size_t>(i)] = off;
+  }
+  return offsets;
+}
+
+template <typename T>
+void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, const T* bias, T* c) {
+  const std::vector<int64_t> a_off = BatchOffsets(p.batch, p.a_batch, p.m * p.k);
+  const std::vector<int64_t> b_off = BatchOffsets(p.batch, p.b_batch, p.k * p.n);
+  const int64_t m = p.m, k = p.k, n = p.n;
+  ctx.pool.ParallelFor(static_cast<int64_t>(a_off.size()) * m, GrainFor(k * n), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const size_t bi = static_cast<size_t>(r / m);
+      const T* ap = a + a_off[bi] + (r % m) * p.a_rs;
+      const T* bp = b + b_off[bi];
+      T* cp = c + r * n;
+      if (p.b_cs == 1) {  // B's rows are contiguous: accumulate rows of B
+        for (int64_t j = 0; j < n; ++j) cp[j] = bias ? bias[j] : T(0);
+        for (int64_t q = 0; q < k; ++q) {
+          const T av = ap[q * p.a_cs];
+          const T* brow = bp + q * p.b_rs;
+          for (int64_t j = 0; j < n; ++j) cp[j] += av * brow[j];
+        }
+      } else {  // B's columns are contiguous: dot products
+        for (int64_t j = 0; j < n; ++j) {
+          const T* bcol = bp + j * p.b_cs;
+          T s = bias ? bias[j] : T(0);
+          for (int64_t q = 0; q < k; ++q) s += ap[q * p.a_cs] * bcol[q * p.b_rs];
+          cp[j] = s;
+        }
+      }
+    }
+  });
+}
+
+// Runs the plan in c's dtype; bias (n) or null.
+void RunGemm(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, const Tensor& c) {
+  if (c.numel() == 0) return;
+  if (c.dtype()->data_type() == DataType::kFloat32 && p.k > 0) {
+    RunGemmF32(ctx, p, a, b, bias, c.raw_data());
+  } else if (c.dtype()->data_type() == DataType::kFloat32) {
+    RunGemmRef(ctx, p, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<const float*>(bias),
+               c.data<float>());
+  } else {
+    RunGemmRef(ctx, p, static_cast<const double*>(a), static_cast<const double*>(b),
+               static_cast<const double*>(bias), c.data<double>());
+  }
+}
+
+void MatmulKernel(KernelContext& ctx) {
+  const MatOperand a = OperandOf(ctx, 0, ctx.attrs.Bool("transpose_a"));
+  const MatOperand b = OperandOf(ctx, 1, ctx.attrs.Bool("transpose_b"));
+  RunGemm(ctx, PlanGemm(a, b), a.data(), b.data(), nullptr, ctx.out(0));
+}
+
+void LinearKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& w = ctx.in(1);
+  GemmPlan p;
+  p.n = w.shape()[0].value();
+  p.k = w.shape()[1].value();
+  p.m = 1;
+  for (int64_t d = 0; d + 1 < x.ndim(); ++d) p.m *= x.shape()[d].value();
+  p.a_rs = p.k;
+  p.a_cs = 1;
+  p.b_rs = 1;  // B = weight^T, read in place
+  p.b_cs = p.k;
+  RunGemm(ctx, p, x.raw_data(), w.raw_data(), ctx.inputs[2] ? ctx.in(2).raw_data() : nullptr, ctx.out(0));
+}
+
+// ---- backward -------------------------------------------------------------------------------------
+
+TensorPtr SumTo(const TensorPtr& g, const Shape& shape) { return g->shape() == shape ? g : ops::SumToShape(g, shape); }
+
+// (..., n) -> (prod(...), n).
+TensorPtr Rows(const TensorPtr& t) {
+  if (t->ndim() == 2) return t;
+  return ops::Reshape(t, {-1, t->shape()[t->ndim() - 1].value()});
+}
+
+std::vector<TensorPtr> MatmulBackward(const BackwardContext& ctx) {
+  const TensorPtr& dc = ctx.grad_outputs[0];
+  if (!dc) return {nullptr, nullptr};
+  const TensorPtr& a = ctx.inputs[0];
+  const TensorPtr& b = ctx.inputs[1];
+  const bool ta = ctx.attrs.Bool("transpose_a"), tb = ctx.attrs.Bool("transpose_b");
+  TensorPtr da, db;
+  if (ctx.needs_input_grad[0]) {
+    // C = A B: dA = dC B^T; a stored transposed gets (dC B^T)^T = B dC^T.
+    da = SumTo(ta ? MatmulT(b, dc, tb, true) : MatmulT(dc, b, false, !tb), a->shape());
+  }
+  if (ctx.needs_input_grad[1]) {
+    // dB = A^T dC; b stored transposed gets dC^T A. A 2-D b shared by a batch of row-major a's sums
+    // over the batch: one product of the stacked rows.
+    if (b->ndim() == 2 && a->ndim() > 2 && !ta) {
+      db = tb ? MatmulT(Rows(dc), Rows(a), true, false) : MatmulT(Rows(a), Rows(dc), true, false);
+    } else {
+      db = SumTo(tb ? MatmulT(dc, a, true, ta) : MatmulT(a, dc, !ta, false), b->shape());
+    }
+  }
+  return {da, db};
+}
+
+std::vector<TensorPtr> LinearBackward(const BackwardContext& ctx) {
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy) return {nullptr, nullptr, nullptr};
+  const TensorPtr& x = ctx.inputs[0];
+  const TensorPtr& w = ctx.inputs[1];
+  TensorPtr dx, dw, dbias;
+  if (ctx.needs_input_grad[0]) dx = ops::Matmul(dy, w);
+  if (ctx.needs_input_grad[1]) {
+    const TensorPtr dy2 = dy->ndim() == 1 ? ops::Unsqueeze(dy, 0) : Rows(dy);
+    const TensorPtr x2 = x->ndim() == 1 ? ops::Unsqueeze(x, 0) : Rows(x);
+    dw = MatmulT(dy2, x2, true, false);
+  }
+  if (ctx.needs_input_grad[2]) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d + 1 < dy->ndim(); ++d) dims.push_back(d);
+    dbias = dims.empty() ? dy : ops::Sum(dy, dims);
+  }
+  return {dx, dw, dbias};
+}
+
+}  // namespace
+
+namespace ops {
+
+TensorPtr Matmul(const TensorPtr& a, const TensorPtr& b) {
+  OF_CHECK(a && b) << "matmul: input '" << (a ? "b" : "a") << "' is null";
+  if (a->ndim() >= 2 && b->ndim() >= 2) return MatmulT(a, b, false, false);
+  OF_CHECK(a->ndim() >= 1 && b->ndim() >= 1) << "matmul: operands must have at least 1 dim, got a " << a->shape()
+                                             << " and b " << b->shape();
+  // NumPy: a 1-D a is a row (1, k), a 1-D b a column (k, 1); the added dims are removed again.
+  try {
+    const Shape& as = a->shape();
+    const Shape& bs = b->shape();
+    CheckInner(as[as.ndim() - 1], bs[bs.ndim() == 1 ? 0 : bs.ndim() - 2], as, bs, false, false);
+  } catch (const Error& e) {
+    throw Error(e.code(), "matmul: " + e.message());
+  }
+  TensorPtr c = MatmulT(a->ndim() == 1 ? Unsqueeze(a, 0) : a, b->ndim() == 1 ? Unsqueeze(b, 1) : b, false, false);
+  if (a->ndim() == 1) c = Squeeze(c, {-2});
+  if (b->ndim() == 1) c = Squeeze(c, {-1});
+  return c;
+}
+
+TensorPtr Linear(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias) {
+  static const OpDef& op = OpRegistry::Global().Get("linear");
+  return Apply1(op, {x, weight, bias});
+}
+
+}  // namespace ops
+
+void RegisterMatmulOps(OpRegistry& registry) {
+  registry.Register(OpDef{
+      .name = "matmul",
+      .inputs = {"a", "b"},
+      .outputs = {"c"},
+      .attrs = {{"transpose_a", false}, {"transpose_b", false}},
+      .infer = InferMatmul,
+      .backward = MatmulBackward,
+      .kernels = {{DeviceType::kCPU, kFloatingTypes, Guarded<MatmulKernel>}},
+      .strided_inputs = true,  // transposed views are read in place
+  });
+  registry.Register(OpDef{
+      .name = "linear",
+      .inputs = {"x", "weight", "bias"},
+      .optional_inputs = {"bias"},
+      .outputs = {"y"},
+      .infer = InferLinear,
+      .backward = LinearBackward,
+      .kernels = {{DeviceType::kCPU, kFloatingTypes, Guarded<LinearKernel>}},
+  });
+}
+
+}  // namespace oneflow

@@ -1,0 +1,516 @@
+// Pooling over (N, C, H, W): max_pool2d, avg_pool2d, adaptive_avg_pool2d and their backward ops.
+//
+// max_pool2d gives the values and the int64 indices of the maxima (h * W + w within the input plane,
+// as PyTorch's return_indices; -1 where a dilated window misses the input, whose value is -inf), which
+// max_pool2d_backward scatters into; both are loops over planes (oneDNN's max pooling keeps its
+// indices in an opaque, layout-dependent workspace that a tensor output cannot describe). avg_pool2d
+// runs oneDNN for float32 except where PyTorch's divisor differs from oneDNN's (count_include_pad with
+// a ceil_mode window past the padding), then loops like float64. adaptive_avg_pool2d (any output
+// size, windows [floor(i*H/oh), ceil((i+1)*H/oh))) is loops.
+//
+// The backward ops take the forward input x only for its shape (strided inputs: nothing is copied).
+#include <algorithm>
+#include <limits>
+
+#include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/ops.h"
+
+namespace oneflow {
+namespace {
+
+using namespace dnnl_util;
+
+enum class PoolKind { kMax, kAvg, kAdaptive };
+
+struct PoolParams {
+  int64_t kernel[2] = {1, 1};
+  Window2d win;
+  bool count_include_pad = true;
+};
+
+PoolParams PoolParamsOf(const Attrs& attrs, PoolKind kind) {
+  PoolParams p;
+  const std::vector<int64_t> k = Pair(attrs, "kernel_size", 1);
+  const std::vector<int64_t> stride = attrs.Ints("stride").empty() ? k : Pair(attrs, "stride", 1);
+  const std::vector<int64_t> padding = Pair(attrs, "padding", 0);
+  OF_CHECK(padding[0] * 2 <= k[0] && padding[1] * 2 <= k[1])
+      << "padding " << AttrValueToString(padding) << " must be at most half of kernel_size "
+      << AttrValueToString(k);
+  const std::vector<int64_t> dilation = kind == PoolKind::kMax ? Pair(attrs, "dilation", 1) : std::vector<int64_t>{1, 1};
+  for (int a = 0; a < 2; ++a) {
+    p.kernel[a] = k[a];
+    p.win.stride[a] = stride[a];
+    p.win.padding[a] = padding[a];
+    p.win.dilation[a] = dilation[a];
+  }
+  p.win.ceil_mode = attrs.Bool("ceil_mode");
+  if (kind == PoolKind::kAvg) p.count_include_pad = attrs.Bool("count_include_pad");
+  return p;
+}
+
+void CheckInput(const TensorMeta& x) {
+  OF_CHECK(x.shape.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x.shape;
+  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+}
+
+Shape PoolOutShape(const TensorMeta& x, const Attrs& attrs, PoolKind kind) {
+  CheckInput(x);
+  const Shape& s = x.shape;
+  if (kind == PoolKind::kAdaptive) {
+    const std::vector<int64_t> out = Pair(attrs, "output_size", 1);
+    OF_CHECK(!(s[2] == 0 || s[3] == 0)) << "x " << s << " has an empty spatial dim";
+    return Shape{s[0], s[1], out[0], out[1]};
+  }
+  const PoolParams p = PoolParamsOf(attrs, kind);
+  const auto [oh, ow] = WindowOutput(s, p.kernel[0], p.kernel[1], p.win);
+  return Shape{s[0], s[1], oh, ow};
+}
+
+std::vector<TensorMeta> InferMaxPool(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape y = PoolOutShape(in[0], attrs, PoolKind::kMax);
+  return {{in[0].dtype, y, in[0].device}, {DType::Int64(), y, in[0].device}};
+}
+std::vector<TensorMeta> InferAvgPool(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {{in[0].dtype, PoolOutShape(in[0], attrs, PoolKind::kAvg), in[0].device}};
+}
+std::vector<TensorMeta> InferAdaptiveAvgPool(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {{in[0].dtype, PoolOutShape(in[0], attrs, PoolKind::kAdaptive), in[0].device}};
+}
+
+// grad_y (and indices) must match the forward output for x; the result is x's meta.
+TensorMeta InferPoolBackward(const TensorMeta& dy, const TensorMeta& x, const Attrs& attrs, PoolKind kind) {
+  const Shape y = PoolOutShape(x, attrs, kind);
+  OF_CHECK(dy.dtype == x.dtype) << "grad_y is " << dy.dtype << " but x is " << x.dtype;
+  bool ok = dy.shape.ndim() == 4;
+  for (int64_t d = 0; ok && d < 4; ++d) ok = !(dy.shape[d].is_known() && y[d].is_known() && dy.shape[d] != y[d]);
+  OF_CHECK(ok) << "grad_y " << dy.shape << " does not match the pooling output " << y << " for x " << x.shape;
+  return x;
+}
+// Inputs (grad_y, indices, x).
+std::vector<TensorMeta> InferMaxPoolBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  OF_CHECK(in[1].dtype == DType::Int64() && in[1].shape == in[0].shape)
+      << "indices must be int64 of grad_y's shape " << in[0].shape << ", got " << in[1].dtype << " " << in[1].shape;
+  return {InferPoolBackward(in[0], in[2], attrs, PoolKind::kMax)};
+}
+// Inputs (grad_y, x).
+std::vector<TensorMeta> InferAvgPoolBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {InferPoolBackward(in[0], in[1], attrs, PoolKind::kAvg)};
+}
+std::vector<TensorMeta> InferAdaptiveAvgPoolBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {InferPoolBackward(in[0], in[1], attrs, PoolKind::kAdaptive)};
+}
+
+// ---- kernels --------------------------------------------------------------------------------------
+
+// x (N, C, H, W) as N*C planes; y (N, C, OH, OW).
+struct PoolGeom {
+  int64_t planes, h, w, oh, ow;
+  PoolParams p;
+};
+PoolGeom GeomOf(const Tensor& x, const Tensor& y, const Attrs& attrs, PoolKind kind) {
+  const Shape& xs = x.shape();
+  const Shape& ys = y.shape();
+  PoolGeom g{xs[0].value() * xs[1].value(), xs[2].value(), xs[3].value(), ys[2].value(), ys[3].value(), {}};
+  if (kind != PoolKind::kAdaptive) g.p = PoolParamsOf(attrs, kind);
+  return g;
+}
+
+// The kernel offsets k in [0, kernel) whose input start + k * dilation lies in [0, in), as [first, last).
+std::pair<int64_t, int64_t> KernelRange(int64_t start, int64_t kernel, int64_t dilation, int64_t in) {
+  const int64_t first = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  const int64_t last = in > start ? std::min(kernel, (in - start + dilation - 1) / dilation) : 0;
+  return {first, std::max(first, last)};
+}
+
+// One plane. `g` is a by-value copy so that the stores through yp / ip cannot alias the sizes.
+template <typename T>
+void MaxPoolPlane(const T* xp, T* yp, int64_t* ip, const PoolGeom g) {
+  const int64_t h = g.h, w = g.w, oh = g.oh, ow = g.ow, kh = g.p.kernel[0], kw = g.p.kernel[1];
+  const int64_t sh = g.p.win.stride[0], sw = g.p.win.stride[1], ph = g.p.win.padding[0], pw = g.p.win.padding[1];
+  const int64_t dh = g.p.win.dilation[0], dw = g.p.win.dilation[1];
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const int64_t y0 = oy * sh - ph;
+    const auto [ki0, ki1] = KernelRange(y0, kh, dh, h);
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t x0 = ox * sw - pw;
+      const auto [kj0, kj1] = KernelRange(x0, kw, dw, w);
+      if (ki0 == ki1 || kj0 == kj1) {  // a dilated window may miss the input: -inf, no index
+        yp[oy * ow + ox] = -std::numeric_limits<T>::infinity();
+        ip[oy * ow + ox] = -1;
+        continue;
+      }
+      // The maximum by branch-free max instructions, then the first index holding it; with a NaN,
+      // the last NaN (NaN wins, as in PyTorch).
+      int64_t best_i = (y0 + ki0 * dh) * w + x0 + kj0 * dw;
+      T best = xp[best_i];
+      bool nan = false;
+      for (int64_t ki = ki0; ki < ki1; ++ki) {
+        const T* row = xp + (y0 + ki * dh) * w + x0;
+        for (int64_t kj = kj0; kj < kj1; ++kj) {
+          const T v = row[kj * dw];
+          best = best > v ? best : v;
+          nan |= v != v;
+        }
+      }
+      bool found = false;
+      for (int64_t ki = ki0; ki < ki1 && !found; ++ki) {
+        const int64_t row = (y0 + ki * dh) * w + x0;
+        for (int64_t kj = kj0; kj < kj1; ++kj) {
+          const T v = xp[row + kj * dw];
+          if (nan ? v != v : v == best) {
+            best = v;
+            best_i = row + kj * dw;
+            found = !nan;
+            if (found) break;
+          }
+        }
+      }
+      yp[oy * ow + ox] = best;
+      ip[oy * ow + ox] = best_i;
+    }
+  }
+}
+
+template <typename T>
+void MaxPool2dKernel(KernelContext& ctx) {
+  const PoolGeom g = GeomOf(ctx.in(0), ctx.out(0), ctx.attrs, PoolKind::kMax);
+  const T* x = ctx.in(0).data<T>();
+  T* y = ctx.out(0).data<T>();
+  int64_t* idx = ctx.out(1).data<int64_t>();
+  const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  ctx.pool.ParallelFor(g.planes, GrainFor(out_plane * g.p.kernel[0] * g.p.kernel[1]), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) MaxPoolPlane(x + p * in_plane, y + p * out_plane, idx + p * out_plane, g);
+  });
+}
+
+// Inputs (grad_y, indices, x).
+template <typename T>
+void MaxPool2dBackwardKernel(KernelContext& ctx) {
+  const TensorPtr dyt = ContiguousInput(ctx, 0), it = ContiguousInput(ctx, 1);
+  const PoolGeom g = GeomOf(ctx.in(2), *dyt, ctx.attrs, PoolKind::kMax);
+  const T* dy = dyt->data<T>();
+  const int64_t* idx = it->data<int64_t>();
+  T* dx = ctx.out(0).data<T>();
+  const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  ctx.pool.ParallelFor(g.planes, GrainFor(in_plane + out_plane), [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      T* dxp = dx + plane * in_plane;
+      std::fill(dxp, dxp + in_plane, T(0));
+      const T* dyp = dy + plane * out_plane;
+      const int64_t* ip = idx + plane * out_plane;
+      for (int64_t o = 0; o < out_plane; ++o) {
+        if (ip[o] < 0) continue;  // a window that missed the input
+        OF_CHECK(ip[o] < in_plane) << "index " << ip[o] << " is outside the input plane of " << in_plane
+                                   << " elements";
+        dxp[ip[o]] += dyp[o];
+      }
+    }
+  });
+}
+
+// Calls fn(out_index, y0, y1, x0, x1, divisor) for each output of a plane: its window clamped to the
+// input, and PyTorch's divisor (the window within the padded input, or only its valid part).
+template <typename Fn>
+void ForEachAvgWindow(const PoolGeom& g, Fn&& fn) {
+  const int64_t kh = g.p.kernel[0], kw = g.p.kernel[1], sh = g.p.win.stride[0], sw = g.p.win.stride[1];
+  const int64_t ph = g.p.win.padding[0], pw = g.p.win.padding[1];
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const int64_t ys = oy * sh - ph, ye = std::min(ys + kh, g.h + ph);
+    const int64_t y0 = std::max<int64_t>(ys, 0), y1 = std::min(ye, g.h);
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t xs = ox * sw - pw, xe = std::min(xs + kw, g.w + pw);
+      const int64_t x0 = std::max<int64_t>(xs, 0), x1 = std::min(xe, g.w);
+      const int64_t divisor = g.p.count_include_pad ? (ye - ys) * (xe - xs) : (y1 - y0) * (x1 - x0);
+      fn(oy * g.ow + ox, y0, y1, x0, x1, divisor);
+    }
+  }
+}
+
+// Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)).
+template <typename Fn>
+void ForEachAdaptiveWindow(const PoolGeom& g, Fn&& fn) {
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const int64_t y0 = oy * g.h / g.oh, y1 = ((oy + 1) * g.h + g.oh - 1) / g.oh;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t x0 = ox * g.w / g.ow, x1 = ((ox + 1) * g.w + g.ow - 1) / g.ow;
+      fn(oy * g.ow + ox, y0, y1, x0, x1, (y1 - y0) * (x1 - x0));
+    }
+  }
+}
+
+template <typename T, PoolKind kKind>
+void AvgPoolLoops(KernelContext& ctx, const Tensor& x, const Tensor& y) {
+  const PoolGeom g = GeomOf(x, y, ctx.attrs, kKind);
+  const T* xd = x.data<T>();
+  T* yd = y.data<T>();
+  const int64_t window = kKind == PoolKind::kAvg ? g.p.kernel[0] * g.p.kernel[1] : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window), [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const T* xp = xd + plane * g.h * g.w;
+      T* yp = yd + plane * g.oh * g.ow;
+      auto avg = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t divisor) {
+        T s = 0;
+        for (int64_t iy = y0; iy < y1; ++iy) {
+          for (int64_t ix = x0; ix < x1; ++ix) s += xp[iy * g.w + ix];
+        }
+        yp[o] = s / static_cast<T>(divisor);
+      };
+      if constexpr (kKind == PoolKind::kAvg) {
+        ForEachAvgWindow(g, avg);
+      } else {
+        ForEachAdaptiveWindow(g, avg);
+      }
+    }
+  });
+}
+
+template <typename T, PoolKind kKind>
+void AvgPoolBackwardLoops(KernelContext& ctx, const Tensor& dy, const Tensor& x, const Tensor& dx) {
+  const PoolGeom g = GeomOf(x, dy, ctx.attrs, kKind);
+  const T* dyd = dy.data<T>();
+  T* dxd = dx.data<T>();
+  const int64_t window = kKind == PoolKind::kAvg ? g.p.kernel[0] * g.p.kernel[1] : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window + g.h * g.w), [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      T* dxp = dxd + plane * g.h * g.w;
+      std::fill(dxp, dxp + g.h * g.w, T(0));
+      const T* dyp = dyd + plane * g.oh * g.ow;
+      auto spread = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t divisor) {
+        const T v = dyp[o] / static_cast<T>(divisor);
+        for (int64_t iy = y0; iy < y1; ++iy) {
+          for (int64_t ix = x0; ix < x1; ++ix) dxp[iy * g.w + ix] += v;
+        }
+      };
+      if constexpr (kKind == PoolKind::kAvg) {
+        ForEachAvgWindow(g, spread);
+      } else {
+        ForEachAdaptiveWindow(g, spread);
+      }
+    }
+  });
+}
+
+// oneDNN avg pooling (float32) -------------------------------------------------------------------------
+
+// Right padding that makes oneDNN's output size ours (ceil mode adds a partial last window).
+int64_t RightPad(const PoolGeom& g, int axis) {
+  const int64_t in = axis == 0 ? g.h : g.w, out = axis == 0 ? g.oh : g.ow;
+  const int64_t p = g.p.win.padding[axis];
+  return std::max(p, (out - 1) * g.p.win.stride[axis] + g.p.kernel[axis] - in - p);
+}
+
+// oneDNN's include_padding divides by the full kernel; PyTorch's window stops at the padded input.
+bool DnnlAvgMatches(const PoolGeom& g) {
+  return !g.p.count_include_pad || (RightPad(g, 0) == g.p.win.padding[0] && RightPad(g, 1) == g.p.win.padding[1]);
+}
+
+dnnl::algorithm AvgAlg(const PoolGeom& g) {
+  return g.p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                               : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_forward::desc AvgFwdDesc(const PoolGeom& g, dnnl::prop_kind prop) {
+  return dnnl::pooling_forward::desc(prop, AvgAlg(g), PlainDesc({g.planes, 1, g.h, g.w}), PlainDesc({g.planes, 1, g.oh, g.ow}),
+                                     {g.p.win.stride[0], g.p.win.stride[1]}, {g.p.kernel[0], g.p.kernel[1]},
+                                     {g.p.win.padding[0], g.p.win.padding[1]}, {RightPad(g, 0), RightPad(g, 1)});
+}
+
+int64_t AvgWork(const PoolGeom& g) { return g.planes * (g.h * g.w + g.oh * g.ow * g.p.kernel[0] * g.p.kernel[1]); }
+
+Key AvgKey(const Exec& exec, int64_t kind, const PoolGeom& g) {
+  return {exec.threads, kind, g.planes, g.h, g.w, g.oh, g.ow, g.p.kernel[0], g.p.kernel[1],
+          g.p.win.stride[0], g.p.win.stride[1], g.p.win.padding[0], g.p.win.padding[1], g.p.count_include_pad};
+}
+
+struct AvgFwdEntry {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+};
+struct AvgBwdEntry {
+  dnnl::pooling_backward::primitive_desc pd;
+  dnnl::pooling_backward prim;
+};
+
+void AvgPool2dF32(KernelContext& ctx) {
+  const PoolGeom g = GeomOf(ctx.in(0), ctx.out(0), ctx.attrs, PoolKind::kAvg);
+  if (ctx.out(0).numel() == 0) return;
+  if (!DnnlAvgMatches(g)) return AvgPoolLoops<float, PoolKind::kAvg>(ctx, ctx.in(0), ctx.out(0));
+  const Exec exec = PrepareExec(ctx.pool, AvgWork(g));
+  static auto* cache = new PrimitiveCache<AvgFwdEntry>();
+  auto e = cache->Get(AvgKey(exec, 0, g), [&] {
+    dnnl::pooling_forward::primitive_desc pd(AvgFwdDesc(g, dnnl::prop_kind::forward_inference), DefaultAttr(),
+                                             Engine());
+    return AvgFwdEntry{pd, dnnl::pooling_forward(pd)};
+  });
+  dnnl::stream& stream = exec.stream;
+  e->prim.execute(stream, {{DNNL_ARG_SRC, memory(e->pd.src_desc(), Engine(), ctx.in(0).raw_data())},
+                           {DNNL_ARG_DST, memory(e->pd.dst_desc(), Engine(), ctx.out(0).raw_data())},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
+  stream.wait();
+}
+
+// Inputs (grad_y, x).
+void AvgPool2dBackwardF32(KernelContext& ctx) {
+  const TensorPtr dy = ContiguousInput(ctx, 0);
+  const PoolGeom g = GeomOf(ctx.in(1), *dy, ctx.attrs, PoolKind::kAvg);
+  if (ctx.out(0).numel() == 0) return;
+  if (!DnnlAvgMatches(g) || dy->numel() == 0) {
+    return AvgPoolBackwardLoops<float, PoolKind::kAvg>(ctx, *dy, ctx.in(1), ctx.out(0));
+  }
+  const Exec exec = PrepareExec(ctx.pool, AvgWork(g));
+  static auto* cache = new PrimitiveCache<AvgBwdEntry>();
+  auto e = cache->Get(AvgKey(exec, 1, g), [&] {
+    const dnnl::pooling_forward::primitive_desc hint(AvgFwdDesc(g, dnnl::prop_kind::forward_training), DefaultAttr(),
+                                                     Engine());
+    dnnl::pooling_backward::desc desc(AvgAlg(g), PlainDesc({g.planes, 1, g.h, g.w}), PlainDesc({g.planes, 1, g.oh, g.ow}),
+                                      {g.p.win.stride[0], g.p.win.stride[1]}, {g.p.kernel[0], g.p.kernel[1]},
+                                      {g.p.win.padding[0], g.p.win.padding[1]}, {RightPad(g, 0), RightPad(g, 1)});
+    dnnl::pooling_backward::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
+    return AvgBwdEntry{pd, dnnl::pooling_backward(pd)};
+  });
+  dnnl::stream& stream = exec.stream;
+  e->prim.execute(stream, {{DNNL_ARG_DIFF_DST, memory(e->pd.diff_dst_desc(), Engine(), dy->raw_data())},
+                           {DNNL_ARG_DIFF_SRC, memory(e->pd.diff_src_desc(), Engine(), ctx.out(0).raw_data())},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
+  stream.wait();
+}
+
+template <typename T>
+void AvgPool2dRef(KernelContext& ctx) {
+  AvgPoolLoops<T, PoolKind::kAvg>(ctx, ctx.in(0), ctx.out(0));
+}
+template <typename T>
+void AvgPool2dBackwardRef(KernelContext& ctx) {
+  AvgPoolBackwardLoops<T, PoolKind::kAvg>(ctx, *ContiguousInput(ctx, 0), ctx.in(1), ctx.out(0));
+}
+template <typename T>
+void AdaptiveAvgPool2dKernel(KernelContext& ctx) {
+  AvgPoolLoops<T, PoolKind::kAdaptive>(ctx, ctx.in(0), ctx.out(0));
+}
+template <typename T>
+void AdaptiveAvgPool2dBackwardKernel(KernelContext& ctx) {
+  AvgPoolBackwardLoops<T, PoolKind::kAdaptive>(ctx, *ContiguousInput(ctx, 0), ctx.in(1), ctx.out(0));
+}
+
+// ---- autograd -------------------------------------------------------------------------------------
+
+std::vector<TensorPtr> MaxPool2dBackward(const BackwardContext& ctx) {
+  static const OpDef& bwd = OpRegistry::Global().Get("max_pool2d_backward");
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy || !ctx.needs_input_grad[0]) return {nullptr};
+  return {Apply1(bwd, {dy, ctx.outputs[1], ctx.inputs[0]}, ctx.attrs)};
+}
+std::vector<TensorPtr> AvgPool2dBackward(const BackwardContext& ctx) {
+  static const OpDef& bwd = OpRegistry::Global().Get("avg_pool2d_backward");
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy || !ctx.needs_input_grad[0]) return {nullptr};
+  return {Apply1(bwd, {dy, ctx.inputs[0]}, ctx.attrs)};
+}
+std::vector<TensorPtr> AdaptiveAvgPool2dBackward(const BackwardContext& ctx) {
+  static const OpDef& bwd = OpRegistry::Global().Get("adaptive_avg_pool2d_backward");
+  const TensorPtr& dy = ctx.grad_outputs[0];
+  if (!dy || !ctx.needs_input_grad[0]) return {nullptr};
+  return {Apply1(bwd, {dy, ctx.inputs[0]}, ctx.attrs)};
+}
+
+std::vector<AttrSpec> PoolAttrs(PoolKind kind) {
+  std::vector<AttrSpec> attrs = {{"kernel_size", std::vector<int64_t>{}, true},
+                                 {"stride", std::vector<int64_t>{}},
+                                 {"padding", std::vector<int64_t>{0, 0}},
+                                 {"ceil_mode", false}};
+  if (kind == PoolKind::kMax) attrs.push_back({"dilation", std::vector<int64_t>{1, 1}});
+  if (kind == PoolKind::kAvg) attrs.push_back({"count_include_pad", true});
+  return attrs;
+}
+
+Attrs PoolCallAttrs(const ops::Pool2dOptions& o, PoolKind kind) {
+  Attrs attrs{{"kernel_size", o.kernel_size}, {"stride", o.stride}, {"padding", o.padding}, {"ceil_mode", o.ceil_mode}};
+  if (kind == PoolKind::kMax) attrs.Set("dilation", o.dilation);
+  if (kind == PoolKind::kAvg) attrs.Set("count_include_pad", o.count_include_pad);
+  return attrs;
+}
+
+}  // namespace
+
+namespace ops {
+TensorPtr MaxPool2d(const TensorPtr& x, const Pool2dOptions& options) {
+  static const OpDef& op = OpRegistry::Global().Get("max_pool2d");
+  return Apply(op, {x}, PoolCallAttrs(options, PoolKind::kMax))[0];
+}
+TensorPtr AvgPool2d(const TensorPtr& x, const Pool2dOptions& options) {
+  static const OpDef& op = OpRegistry::Global().Get("avg_pool2d");
+  OF_CHECK(options.dilation == std::vector<int64_t>({1, 1}))
+      << "avg_pool2d: dilation is not supported, got " << AttrValueToString(options.dilation);
+  return Apply1(op, {x}, PoolCallAttrs(options, PoolKind::kAvg));
+}
+TensorPtr AdaptiveAvgPool2d(const TensorPtr& x, const std::vector<int64_t>& output_size) {
+  static const OpDef& op = OpRegistry::Global().Get("adaptive_avg_pool2d");
+  return Apply1(op, {x}, {{"output_size", output_size}});
+}
+}  // namespace ops
+
+void RegisterPoolingOps(OpRegistry& registry) {
+  registry.Register(OpDef{
+      .name = "max_pool2d",
+      .inputs = {"x"},
+      .outputs = {"y", "indices"},
+      .attrs = PoolAttrs(PoolKind::kMax),
+      .infer = InferMaxPool,
+      .backward = MaxPool2dBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dKernel<float>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dKernel<double>}},
+  });
+  registry.Register(OpDef{
+      .name = "max_pool2d_backward",
+      .inputs = {"grad_y", "indices", "x"},
+      .outputs = {"grad_x"},
+      .attrs = PoolAttrs(PoolKind::kMax),
+      .infer = InferMaxPoolBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dBackwardKernel<float>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dBackwardKernel<double>}},
+      .strided_inputs = true,  // x gives only its shape
+  });
+  registry.Register(OpDef{
+      .name = "avg_pool2d",
+      .inputs = {"x"},
+      .outputs = {"y"},
+      .attrs = PoolAttrs(PoolKind::kAvg),
+      .infer = InferAvgPool,
+      .backward = AvgPool2dBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dF32>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dRef<double>}},
+  });
+  registry.Register(OpDef{
+      .name = "avg_pool2d_backward",
+      .inputs = {"grad_y", "x"},
+      .outputs = {"grad_x"},
+      .attrs = PoolAttrs(PoolKind::kAvg),
+      .infer = InferAvgPoolBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dBackwardF32>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dBackwardRef<double>}},
+      .strided_inputs = true,  // x gives only its shape
+  });
+  registry.Register(OpDef{
+      .name = "adaptive_avg_pool2d",
+      .inputs = {"x"},
+      .outputs = {"y"},
+      .attrs = {{"output_size", std::vector<int64_t>{}, true}},
+      .infer = InferAdaptiveAvgPool,
+      .backward = AdaptiveAvgPool2dBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dKernel<float>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dKernel<double>}},
+  });
+  registry.Register(OpDef{
+      .name = "adaptive_avg_pool2d_backward",
+      .inputs = {"grad_y", "x"},
+      .outputs = {"grad_x"},
+      .attrs = {{"output_size", std::vector<int64_t>{}, true}},
+      .infer = InferAdaptiveAvgPoolBackward,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dBackwardKernel<float>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dBackwardKernel<double>}},
+      .strided_inputs = true,  // x gives only its shape
+  });
+}
+
+}  // namespace oneflow

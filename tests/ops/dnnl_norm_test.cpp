@@ -1,0 +1,243 @@
+// batch_norm and batch_norm_backward against float64 loops; the running-stat update against
+// hand-computed values; gradients by finite differences.
+#include <cmath>
+
+#include "core/op/dispatch.h"
+#include "tests/ops/op_test_util.h"
+
+namespace oneflow::test {
+namespace {
+
+const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
+double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 2e-4 : 1e-10; }
+
+const OpDef& BatchNormOp() { return OpRegistry::Global().Get("batch_norm"); }
+
+// x as (N, C, S): the channel of flat element i.
+int64_t ChannelOf(int64_t i, const Shape& x) {
+  int64_t s = 1;
+  for (int64_t d = 2; d < x.ndim(); ++d) s *= x[d].value();
+  return i / s % x[1].value();
+}
+
+struct Stats {
+  std::vector<double> mean, var;  // biased variance
+  int64_t count = 0;
+};
+Stats BatchStats(const TensorPtr& x) {
+  const std::vector<double> v = ToDoubles(x);
+  const int64_t c = x->shape()[1].value();
+  Stats s{std::vector<double>(static_cast<size_t>(c), 0.0), std::vector<double>(static_cast<size_t>(c), 0.0),
+          x->numel() / c};
+  for (int64_t i = 0; i < x->numel(); ++i) s.mean[static_cast<size_t>(ChannelOf(i, x->shape()))] += v[static_cast<size_t>(i)];
+  for (double& m : s.mean) m /= static_cast<double>(s.count);
+  for (int64_t i = 0; i < x->numel(); ++i) {
+    const double d = v[static_cast<size_t>(i)] - s.mean[static_cast<size_t>(ChannelOf(i, x->shape()))];
+    s.var[static_cast<size_t>(ChannelOf(i, x->shape()))] += d * d;
+  }
+  for (double& var : s.var) var /= static_cast<double>(s.count);
+  return s;
+}
+
+std::vector<double> Normalize(const TensorPtr& x, const TensorPtr& w, const TensorPtr& b, const std::vector<double>& mean,
+                              const std::vector<double>& var, double eps) {
+  const std::vector<double> v = ToDoubles(x);
+  const std::vector<double> wv = w ? ToDoubles(w) : std::vector<double>(), bv = b ? ToDoubles(b) : std::vector<double>();
+  std::vector<double> y(v.size());
+  for (int64_t i = 0; i < x->numel(); ++i) {
+    const size_t c = static_cast<size_t>(ChannelOf(i, x->shape()));
+    y[static_cast<size_t>(i)] = (v[static_cast<size_t>(i)] - mean[c]) / std::sqrt(var[c] + eps) * (w ? wv[c] : 1.0) +
+                                (b ? bv[c] : 0.0);
+  }
+  return y;
+}
+
+struct BnCase {
+  Shape x;
+  bool affine, running;
+};
+const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true}, {{4, 3}, true, true},  {{2, 3, 5}, true, true},
+                                    {{1, 2, 1, 3}, false, true}, {{3, 4, 2, 2}, true, false}, {{2, 16, 9, 9}, true, true}};
+
+TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      for (bool non_contiguous : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} x {} affine {} running {} non-contiguous {}", dt->name(), k.x, k.affine, k.running,
+                                 non_contiguous));
+        const int64_t c = k.x[1].value();
+        const TensorPtr x = RandomTensor(dt, k.x);
+        const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+        const TensorPtr b = k.affine ? RandomTensor(dt, {c}) : TensorPtr();
+        const TensorPtr rm = k.running ? RandomTensor(dt, {c}) : TensorPtr();
+        const TensorPtr rv = k.running ? RandomTensor(dt, {c}, 0.5, 2.0) : TensorPtr();
+        const std::vector<double> rm0 = rm ? ToDoubles(rm) : std::vector<double>();
+        const std::vector<double> rv0 = rv ? ToDoubles(rv) : std::vector<double>();
+        const double momentum = 0.3, eps = 1e-3;
+        std::vector<TensorPtr> r = Apply(BatchNormOp(), {non_contiguous ? NonContiguous(x) : x, w, b, rm, rv},
+                                         {{"training", true}, {"momentum", momentum}, {"eps", eps}});
+        const Stats s = BatchStats(x);
+        ExpectTensorNear(r[0], dt, k.x, Normalize(x, w, b, s.mean, s.var, eps), Tol(dt), Tol(dt));
+        ExpectTensorNear(r[1], dt, {c}, s.mean, Tol(dt), Tol(dt));
+        ExpectTensorNear(r[2], dt, {c}, s.var, Tol(dt), Tol(dt));
+        if (k.running) {
+          std::vector<double> want_m(rm0.size()), want_v(rv0.size());
+          const double unbias = static_cast<double>(s.count) / static_cast<double>(s.count - 1);
+          for (size_t i = 0; i < want_m.size(); ++i) {
+            want_m[i] = (1 - momentum) * rm0[i] + momentum * s.mean[i];
+            want_v[i] = (1 - momentum) * rv0[i] + momentum * s.var[i] * unbias;
+          }
+          ExpectTensorNear(rm, dt, {c}, want_m, Tol(dt), Tol(dt));
+          ExpectTensorNear(rv, dt, {c}, want_v, Tol(dt), Tol(dt));
+        }
+        MarkCovered("batch_norm", dt);
+      }
+    }
+  }
+}
+
+TEST(BatchNorm, RunningStatsByHand) {
+  for (Symbol<DType> dt : kDTypes) {
+    // One channel holding 1, 2, 3, 4: mean 2.5, biased variance 1.25, unbiased 5/3.
+    const TensorPtr x = FromDoubles(dt, {2, 1, 2, 1}, {1, 2, 3, 4});
+    const TensorPtr rm = FromDoubles(dt, {1}, {0.0}), rv = FromDoubles(dt, {1}, {1.0});
+    const TensorPtr y = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = true, .momentum = 0.1, .eps = 0.0});
+    const double sd = std::sqrt(1.25);
+    ExpectTensorNear(y, dt, {2, 1, 2, 1}, {-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}, Tol(dt), Tol(dt));
+    ExpectTensorNear(rm, dt, {1}, {0.25}, Tol(dt), Tol(dt));
+    ExpectTensorNear(rv, dt, {1}, {0.9 + 0.1 * 5.0 / 3.0}, Tol(dt), Tol(dt));
+    // Inference then uses them, and leaves them alone.
+    const TensorPtr z = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = false, .eps = 0.0});
+    const double rsd = std::sqrt(0.9 + 0.1 * 5.0 / 3.0);
+    ExpectTensorNear(z, dt, {2, 1, 2, 1}, {0.75 / rsd, 1.75 / rsd, 2.75 / rsd, 3.75 / rsd}, Tol(dt), Tol(dt));
+    ExpectTensorNear(rm, dt, {1}, {0.25}, Tol(dt), Tol(dt));
+  }
+}
+
+TEST(BatchNorm, InferenceUsesRunningStats) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      SCOPED_TRACE(fmt::format("{} x {} affine {}", dt->name(), k.x, k.affine));
+      const int64_t c = k.x[1].value();
+      const TensorPtr x = RandomTensor(dt, k.x);
+      const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+      const TensorPtr b = k.affine ? RandomTensor(dt, {c}) : TensorPtr();
+      const TensorPtr rm = RandomTensor(dt, {c}), rv = RandomTensor(dt, {c}, 0.5, 2.0);
+      const std::vector<double> rm0 = ToDoubles(rm), rv0 = ToDoubles(rv);
+      std::vector<TensorPtr> r =
+          Apply(BatchNormOp(), {NonContiguous(x), w, b, rm, rv}, {{"training", false}, {"eps", 1e-5}});
+      ExpectTensorNear(r[0], dt, k.x, Normalize(x, w, b, rm0, rv0, 1e-5), Tol(dt), Tol(dt));
+      ExpectTensorNear(r[1], dt, {c}, rm0, 0, 0);
+      ExpectTensorNear(r[2], dt, {c}, rv0, 0, 0);
+      ExpectTensorNear(rm, dt, {c}, rm0, 0, 0);
+      ExpectTensorNear(rv, dt, {c}, rv0, 0, 0);
+      {
+        NoGradGuard no_grad;
+        ExpectTensorNear(ops::BatchNorm(x, w, b, rm, rv, {.training = false}), dt, k.x,
+                         Normalize(x, w, b, rm0, rv0, 1e-5), Tol(dt), Tol(dt));
+      }
+    }
+  }
+}
+
+TEST(BatchNorm, BackwardOpMatchesFormula) {
+  const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      for (bool training : {true, false}) {
+        SCOPED_TRACE(fmt::format("{} x {} affine {} training {}", dt->name(), k.x, k.affine, training));
+        const int64_t c = k.x[1].value();
+        const double eps = 1e-4;
+        const TensorPtr x = RandomTensor(dt, k.x), dy = RandomTensor(dt, k.x);
+        const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+        const Stats s = BatchStats(x);
+        // In inference the saved statistics are running stats, unrelated to x.
+        const TensorPtr mean = training ? FromDoubles(dt, {c}, s.mean) : RandomTensor(dt, {c});
+        const TensorPtr var = training ? FromDoubles(dt, {c}, s.var) : RandomTensor(dt, {c}, 0.5, 2.0);
+        const std::vector<double> xv = ToDoubles(x), dyv = ToDoubles(dy), mv = ToDoubles(mean), vv = ToDoubles(var);
+        const std::vector<double> wv = w ? ToDoubles(w) : std::vector<double>(static_cast<size_t>(c), 1.0);
+        std::vector<double> sum_dy(static_cast<size_t>(c), 0.0), sum_dy_xhat(static_cast<size_t>(c), 0.0);
+        auto xhat = [&](int64_t i) {
+          const size_t ch = static_cast<size_t>(ChannelOf(i, k.x));
+          return (xv[static_cast<size_t>(i)] - mv[ch]) / std::sqrt(vv[ch] + eps);
+        };
+        for (int64_t i = 0; i < x->numel(); ++i) {
+          const size_t ch = static_cast<size_t>(ChannelOf(i, k.x));
+          sum_dy[ch] += dyv[static_cast<size_t>(i)];
+          sum_dy_xhat[ch] += dyv[static_cast<size_t>(i)] * xhat(i);
+        }
+        const double m = static_cast<double>(s.count);
+        std::vector<double> dx(xv.size());
+        for (int64_t i = 0; i < x->numel(); ++i) {
+          const size_t ch = static_cast<size_t>(ChannelOf(i, k.x));
+          const double g = wv[ch] / std::sqrt(vv[ch] + eps);
+          const double d = dyv[static_cast<size_t>(i)];
+          dx[static_cast<size_t>(i)] = training ? g * (d - sum_dy[ch] / m - xhat(i) * sum_dy_xhat[ch] / m) : g * d;
+        }
+        std::vector<TensorPtr> r = Apply(bwd, {x, NonContiguous(dy), w, mean, var}, {{"training", training}, {"eps", eps}});
+        ExpectTensorNear(r[0], dt, k.x, dx, Tol(dt), Tol(dt));
+        ExpectTensorNear(r[1], dt, {c}, sum_dy_xhat, Tol(dt), Tol(dt));
+        ExpectTensorNear(r[2], dt, {c}, sum_dy, Tol(dt), Tol(dt));
+        MarkCovered("batch_norm_backward", dt);
+      }
+    }
+  }
+}
+
+TEST(BatchNorm, Gradients) {
+  auto leaf = [](const Shape& s, double lo = -2, double hi = 2) {
+    TensorPtr t = RandomTensor(DType::Float64(), s, lo, hi);
+    t->set_requires_grad(true);
+    return t;
+  };
+  const auto f64 = DType::Float64();
+  for (const Shape& shape : {Shape{3, 4, 3, 2}, Shape{5, 3}, Shape{2, 3, 4}}) {
+    for (bool training : {true, false}) {
+      SCOPED_TRACE(fmt::format("x {} training {}", shape, training));
+      const int64_t c = shape[1].value();
+      const TensorPtr rm = RandomTensor(f64, {c}), rv = RandomTensor(f64, {c}, 0.5, 2.0);
+      const ops::BatchNormOptions o{.training = training, .momentum = 0.1, .eps = 1e-3};
+      ExpectGradientsMatch(
+          [&](const std::vector<TensorPtr>& t) { return ops::BatchNorm(t[0], t[1], t[2], rm, rv, o); },
+          {leaf(shape), leaf({c}, 0.5, 1.5), leaf({c})});
+      ExpectGradientsMatch(
+          [&](const std::vector<TensorPtr>& t) { return ops::BatchNorm(t[0], nullptr, nullptr, rm, rv, o); },
+          {leaf(shape)});
+    }
+  }
+}
+
+void ExpectError(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
+    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message();
+  }
+}
+
+TEST(BatchNorm, Errors) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {2, 3, 4, 4}), c3 = RandomTensor(f32, {3});
+  ExpectError([&] { ops::BatchNorm(RandomTensor(f32, {3}), nullptr, nullptr, nullptr, nullptr, {}); },
+              {"batch_norm: ", "at least 2 dims", "(3,)"});
+  ExpectError([&] { ops::BatchNorm(x, RandomTensor(f32, {4}), nullptr, nullptr, nullptr, {}); },
+              {"batch_norm: ", "weight", "(4,)", "(2, 3, 4, 4)"});
+  ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, c3, RandomTensor(f32, {3, 1}), {}); },
+              {"batch_norm: ", "running_var", "(3, 1)"});
+  ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, c3, nullptr, {}); }, {"batch_norm: ", "together"});
+  ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, nullptr, nullptr, {.training = false}); },
+              {"batch_norm: ", "running_mean and running_var", "missing"});
+  ExpectError([&] { ops::BatchNorm(RandomTensor(f32, {1, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
+              {"batch_norm: ", "more than 1 value per channel", "(1, 3)"});
+  ExpectError([&] { ops::BatchNorm(x, RandomTensor(DType::Float64(), {3}), nullptr, nullptr, nullptr, {}); },
+              {"batch_norm: ", "weight", "float64", "float32"});
+  ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, nullptr, nullptr, {.eps = -1}); }, {"batch_norm: ", "eps"});
+  // Running stats are written in place, so they must be contiguous.
+  ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, NonContiguous(c3), c3, {}); },
+              {"batch_norm: ", "running_mean", "in place"});
+}
+
+}  // namespace
+}  // namespace oneflow::test

@@ -1,0 +1,327 @@
+// max_pool2d, avg_pool2d, adaptive_avg_pool2d and their backward ops against float64 loops;
+// gradients by finite differences.
+#include <cmath>
+
+#include "core/op/dispatch.h"
+#include "tests/ops/op_test_util.h"
+
+namespace oneflow::test {
+namespace {
+
+const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
+double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 1e-5 : 1e-12; }
+
+struct PoolCase {
+  Shape x;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode;
+  bool count_include_pad = true;
+
+  std::vector<int64_t> step() const { return stride.empty() ? kernel : stride; }
+  int64_t Out(int a) const {
+    const int64_t in = x[2 + a].value(), s = step()[a], p = padding[a];
+    const int64_t span = in + 2 * p - dilation[a] * (kernel[a] - 1) - 1;
+    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + p) --out;
+    return out;
+  }
+  Shape y_shape() const { return {x[0], x[1], Out(0), Out(1)}; }
+  ops::Pool2dOptions options() const { return {kernel, stride, padding, dilation, ceil_mode, count_include_pad}; }
+  Attrs attrs(bool max) const {
+    Attrs a{{"kernel_size", kernel}, {"stride", stride}, {"padding", padding}, {"ceil_mode", ceil_mode}};
+    if (max) a.Set("dilation", dilation);
+    else a.Set("count_include_pad", count_include_pad);
+    return a;
+  }
+  std::string name() const {
+    return fmt::format("x {} kernel [{}] stride [{}] padding [{}] dilation [{}] ceil {} include_pad {}", x,
+                       fmt::join(kernel, ","), fmt::join(stride, ","), fmt::join(padding, ","), fmt::join(dilation, ","),
+                       ceil_mode, count_include_pad);
+  }
+};
+
+const std::vector<PoolCase> kMaxCases = {
+    {{1, 2, 7, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+    {{3, 2, 8, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, false},
+    {{2, 3, 9, 9}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, false},
+    {{3, 1, 7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+    {{1, 2, 6, 6}, {2, 2}, {}, {0, 0}, {1, 1}, true},
+    {{2, 4, 5, 8}, {3, 3}, {3, 3}, {1, 0}, {1, 2}, true},
+    {{2, 16, 16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+};
+
+TEST(MaxPool2d, MatchesLoopsWithIndices) {
+  const OpDef& op = OpRegistry::Global().Get("max_pool2d");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const PoolCase& k : kMaxCases) {
+      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+      const TensorPtr x = RandomTensor(dt, k.x);
+      const std::vector<double> xv = ToDoubles(x);
+      const Shape ys = k.y_shape();
+      std::vector<double> y, idx;
+      const int64_t h = k.x[2].value(), w = k.x[3].value();
+      for (int64_t i = 0; i < ys.numel(); ++i) {
+        const std::vector<int64_t> o = Unravel(i, ys);
+        double best = -INFINITY, best_i = -1;
+        for (int64_t ki = 0; ki < k.kernel[0]; ++ki) {
+          for (int64_t kj = 0; kj < k.kernel[1]; ++kj) {
+            const int64_t iy = o[2] * k.step()[0] - k.padding[0] + ki * k.dilation[0];
+            const int64_t ix = o[3] * k.step()[1] - k.padding[1] + kj * k.dilation[1];
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            const double v = xv[static_cast<size_t>(Ravel({o[0], o[1], iy, ix}, k.x))];
+            if (best_i < 0 || v > best) {
+              best = v;
+              best_i = static_cast<double>(iy * w + ix);
+            }
+          }
+        }
+        y.push_back(best);
+        idx.push_back(best_i);
+      }
+      std::vector<TensorPtr> r = Apply(op, {NonContiguous(x)}, k.attrs(true));
+      ExpectTensorNear(r[0], dt, ys, y, 0, 0);
+      ExpectTensorNear(r[1], DType::Int64(), ys, idx, 0, 0);
+      ExpectTensorNear(ops::MaxPool2d(x, k.options()), dt, ys, y, 0, 0);
+      MarkCovered("max_pool2d", dt);
+    }
+  }
+}
+
+TEST(MaxPool2d, EdgeValues) {
+  const OpDef& op = OpRegistry::Global().Get("max_pool2d");
+  const OpDef& bwd = OpRegistry::Global().Get("max_pool2d_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    // NaN wins (the last one); ties give the first maximum.
+    const TensorPtr x = FromDoubles(dt, {1, 1, 2, 3}, {1, NAN, 3, 2, NAN, 0});
+    std::vector<TensorPtr> r = Apply(op, {x}, {{"kernel_size", std::vector<int64_t>{2, 3}}});
+    EXPECT_TRUE(std::isnan(ToDoubles(r[0])[0]));
+    EXPECT_EQ(ToDoubles(r[1])[0], 4);
+    r = Apply(op, {FromDoubles(dt, {1, 1, 2, 2}, {5, 1, 5, 5})}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
+    EXPECT_EQ(ToDoubles(r[0])[0], 5);
+    EXPECT_EQ(ToDoubles(r[1])[0], 0);
+    // A dilated window that misses the input: -inf and index -1, which the backward skips.
+    const TensorPtr z = RandomTensor(dt, {1, 1, 4, 4});
+    const Attrs attrs{{"kernel_size", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{1, 1}},
+                      {"padding", std::vector<int64_t>{1, 1}}, {"dilation", std::vector<int64_t>{5, 5}}};
+    r = Apply(op, {z}, attrs);
+    ExpectTensorNear(r[0], dt, {1, 1, 1, 1}, {-INFINITY});
+    ExpectTensorNear(r[1], DType::Int64(), {1, 1, 1, 1}, {-1});
+    ExpectTensorNear(Apply1(bwd, {FromDoubles(dt, {1, 1, 1, 1}, {1}), r[1], z}, attrs), dt, {1, 1, 4, 4},
+                     std::vector<double>(16, 0.0));
+  }
+}
+
+TEST(Pooling, UnknownDimsFlowThroughInference) {
+  const Dim n = Dim::NewSymbol("N");
+  const std::vector<TensorMeta> in = {{DType::Float32(), Shape{n, 3, Dim(), 9}, Device::CPU()}};
+  const Attrs attrs{{"kernel_size", std::vector<int64_t>{3, 3}}, {"stride", std::vector<int64_t>{2, 2}},
+                    {"padding", std::vector<int64_t>{1, 1}}, {"dilation", std::vector<int64_t>{1, 1}},
+                    {"ceil_mode", false}};
+  EXPECT_EQ(OpRegistry::Global().Get("max_pool2d").infer(in, attrs)[0].shape, (Shape{n, 3, Dim(), 5}));
+  EXPECT_EQ(OpRegistry::Global().Get("adaptive_avg_pool2d").infer(in, {{"output_size", std::vector<int64_t>{2, 1}}})[0].shape,
+            (Shape{n, 3, 2, 1}));
+}
+
+TEST(MaxPool2d, BackwardOpScattersIntoIndices) {
+  const OpDef& bwd = OpRegistry::Global().Get("max_pool2d_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const PoolCase& k : kMaxCases) {
+      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+      const Shape ys = k.y_shape();
+      const int64_t plane = k.x[2].value() * k.x[3].value();
+      const TensorPtr dy = RandomTensor(dt, ys);
+      // Any indices inside the plane, repeats included (overlapping windows share maxima).
+      const TensorPtr idx = RandomTensor(DType::Int64(), ys, 0, static_cast<double>(plane));
+      const std::vector<double> dyv = ToDoubles(dy), iv = ToDoubles(idx);
+      std::vector<double> dx(static_cast<size_t>(k.x.numel()), 0.0);
+      for (int64_t i = 0; i < ys.numel(); ++i) {
+        const int64_t p = i / (ys[2].value() * ys[3].value());
+        dx[static_cast<size_t>(p * plane + static_cast<int64_t>(iv[static_cast<size_t>(i)]))] += dyv[static_cast<size_t>(i)];
+      }
+      const TensorPtr x = RandomTensor(dt, k.x);
+      ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), idx, NonContiguous(x)}, k.attrs(true)), dt, k.x, dx, Tol(dt),
+                       Tol(dt));
+      MarkCovered("max_pool2d_backward", dt);
+    }
+  }
+}
+
+// Calls fn(out_flat, in_flat, divisor) for each (output, input) pair of an average pooling window,
+// with PyTorch's divisor.
+template <typename Fn>
+void ForEachAvgTerm(const PoolCase& k, Fn&& fn) {
+  const Shape ys = k.y_shape();
+  const int64_t h = k.x[2].value(), w = k.x[3].value();
+  for (int64_t i = 0; i < ys.numel(); ++i) {
+    const std::vector<int64_t> o = Unravel(i, ys);
+    const int64_t y0 = o[2] * k.step()[0] - k.padding[0], x0 = o[3] * k.step()[1] - k.padding[1];
+    const int64_t y1 = std::min(y0 + k.kernel[0], h + k.padding[0]), x1 = std::min(x0 + k.kernel[1], w + k.padding[1]);
+    int64_t valid = 0;
+    for (int64_t iy = y0; iy < y1; ++iy)
+      for (int64_t ix = x0; ix < x1; ++ix) valid += iy >= 0 && iy < h && ix >= 0 && ix < w;
+    const int64_t divisor = k.count_include_pad ? (y1 - y0) * (x1 - x0) : valid;
+    for (int64_t iy = y0; iy < y1; ++iy)
+      for (int64_t ix = x0; ix < x1; ++ix)
+        if (iy >= 0 && iy < h && ix >= 0 && ix < w) fn(i, Ravel({o[0], o[1], iy, ix}, k.x), divisor);
+  }
+}
+
+std::vector<PoolCase> AvgCases() {
+  std::vector<PoolCase> cases;
+  const std::vector<PoolCase> base = {
+      {{1, 2, 7, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+      {{3, 2, 8, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, false},
+      {{3, 1, 7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},  // ceil mode: last windows past the padding
+      {{1, 2, 6, 6}, {2, 2}, {}, {0, 0}, {1, 1}, true},
+      {{2, 4, 5, 8}, {3, 3}, {3, 3}, {1, 0}, {1, 1}, true},
+      {{2, 16, 16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+  };
+  for (PoolCase k : base) {
+    for (bool include : {true, false}) {
+      k.count_include_pad = include;
+      cases.push_back(k);
+    }
+  }
+  return cases;
+}
+
+TEST(AvgPool2d, MatchesLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const PoolCase& k : AvgCases()) {
+      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+      const TensorPtr x = RandomTensor(dt, k.x);
+      const std::vector<double> xv = ToDoubles(x);
+      std::vector<double> y(static_cast<size_t>(k.y_shape().numel()), 0.0);
+      ForEachAvgTerm(k, [&](int64_t o, int64_t i, int64_t d) {
+        y[static_cast<size_t>(o)] += xv[static_cast<size_t>(i)] / static_cast<double>(d);
+      });
+      ExpectTensorNear(ops::AvgPool2d(NonContiguous(x), k.options()), dt, k.y_shape(), y, Tol(dt), Tol(dt));
+      MarkCovered("avg_pool2d", dt);
+    }
+  }
+}
+
+TEST(AvgPool2d, BackwardOpMatchesLoops) {
+  const OpDef& bwd = OpRegistry::Global().Get("avg_pool2d_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const PoolCase& k : AvgCases()) {
+      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+      const TensorPtr x = RandomTensor(dt, k.x), dy = RandomTensor(dt, k.y_shape());
+      const std::vector<double> dyv = ToDoubles(dy);
+      std::vector<double> dx(static_cast<size_t>(k.x.numel()), 0.0);
+      ForEachAvgTerm(k, [&](int64_t o, int64_t i, int64_t d) {
+        dx[static_cast<size_t>(i)] += dyv[static_cast<size_t>(o)] / static_cast<double>(d);
+      });
+      ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), NonContiguous(x)}, k.attrs(false)), dt, k.x, dx, Tol(dt),
+                       Tol(dt));
+      MarkCovered("avg_pool2d_backward", dt);
+    }
+  }
+}
+
+// Adaptive windows [floor(i*in/out), ceil((i+1)*in/out)).
+struct AdaptiveCase {
+  Shape x;
+  std::vector<int64_t> out;
+};
+const std::vector<AdaptiveCase> kAdaptiveCases = {
+    {{2, 3, 7, 5}, {1, 1}}, {{1, 2, 7, 5}, {3, 2}}, {{3, 2, 8, 8}, {4, 4}},
+    {{1, 2, 3, 3}, {5, 4}}, {{2, 1, 9, 10}, {4, 3}}, {{2, 8, 7, 7}, {1, 1}},
+};
+
+template <typename Fn>
+void ForEachAdaptiveTerm(const AdaptiveCase& k, Fn&& fn) {
+  const Shape ys{k.x[0], k.x[1], k.out[0], k.out[1]};
+  const int64_t h = k.x[2].value(), w = k.x[3].value();
+  for (int64_t i = 0; i < ys.numel(); ++i) {
+    const std::vector<int64_t> o = Unravel(i, ys);
+    const int64_t y0 = static_cast<int64_t>(std::floor(static_cast<double>(o[2] * h) / static_cast<double>(k.out[0])));
+    const int64_t y1 = static_cast<int64_t>(std::ceil(static_cast<double>((o[2] + 1) * h) / static_cast<double>(k.out[0])));
+    const int64_t x0 = static_cast<int64_t>(std::floor(static_cast<double>(o[3] * w) / static_cast<double>(k.out[1])));
+    const int64_t x1 = static_cast<int64_t>(std::ceil(static_cast<double>((o[3] + 1) * w) / static_cast<double>(k.out[1])));
+    for (int64_t iy = y0; iy < y1; ++iy)
+      for (int64_t ix = x0; ix < x1; ++ix) fn(i, Ravel({o[0], o[1], iy, ix}, k.x), (y1 - y0) * (x1 - x0));
+  }
+}
+
+TEST(AdaptiveAvgPool2d, MatchesLoops) {
+  const OpDef& bwd = OpRegistry::Global().Get("adaptive_avg_pool2d_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const AdaptiveCase& k : kAdaptiveCases) {
+      SCOPED_TRACE(fmt::format("{} x {} out [{}]", dt->name(), k.x, fmt::join(k.out, ",")));
+      const Shape ys{k.x[0], k.x[1], k.out[0], k.out[1]};
+      const TensorPtr x = RandomTensor(dt, k.x), dy = RandomTensor(dt, ys);
+      const std::vector<double> xv = ToDoubles(x), dyv = ToDoubles(dy);
+      std::vector<double> y(static_cast<size_t>(ys.numel()), 0.0), dx(static_cast<size_t>(k.x.numel()), 0.0);
+      ForEachAdaptiveTerm(k, [&](int64_t o, int64_t i, int64_t d) {
+        y[static_cast<size_t>(o)] += xv[static_cast<size_t>(i)] / static_cast<double>(d);
+        dx[static_cast<size_t>(i)] += dyv[static_cast<size_t>(o)] / static_cast<double>(d);
+      });
+      ExpectTensorNear(ops::AdaptiveAvgPool2d(NonContiguous(x), k.out), dt, ys, y, Tol(dt), Tol(dt));
+      ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), NonContiguous(x)}, {{"output_size", k.out}}), dt, k.x, dx,
+                       Tol(dt), Tol(dt));
+      MarkCovered("adaptive_avg_pool2d", dt);
+      MarkCovered("adaptive_avg_pool2d_backward", dt);
+    }
+  }
+}
+
+TEST(Pooling, Gradients) {
+  auto leaf = [](const Shape& s) {
+    TensorPtr t = RandomTensor(DType::Float64(), s);
+    t->set_requires_grad(true);
+    return t;
+  };
+  for (size_t i = 0; i < 6; ++i) {
+    const PoolCase& k = kMaxCases[i];
+    SCOPED_TRACE(k.name());
+    ExpectGradientsMatch([&](const std::vector<TensorPtr>& t) { return ops::MaxPool2d(t[0], k.options()); },
+                         {leaf(k.x)});
+  }
+  for (const PoolCase& k : AvgCases()) {
+    if (k.x.numel() > 1000) continue;
+    SCOPED_TRACE(k.name());
+    ExpectGradientsMatch([&](const std::vector<TensorPtr>& t) { return ops::AvgPool2d(t[0], k.options()); },
+                         {leaf(k.x)});
+  }
+  for (const AdaptiveCase& k : kAdaptiveCases) {
+    if (k.x.numel() > 1000) continue;
+    ExpectGradientsMatch([&](const std::vector<TensorPtr>& t) { return ops::AdaptiveAvgPool2d(t[0], k.out); },
+                         {leaf(k.x)});
+  }
+}
+
+void ExpectError(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
+    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message();
+  }
+}
+
+TEST(Pooling, Errors) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {2, 3, 6, 6});
+  ExpectError([&] { ops::MaxPool2d(RandomTensor(f32, {3, 6, 6}), {.kernel_size = {2, 2}}); },
+              {"max_pool2d: ", "4-D", "(3, 6, 6)"});
+  ExpectError([&] { ops::AvgPool2d(RandomTensor(f32, {3, 6, 6}), {.kernel_size = {2, 2}}); },
+              {"avg_pool2d: ", "4-D", "(3, 6, 6)"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {0, 2}}); }, {"max_pool2d: ", "kernel_size", "[0, 2]"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {2}}); }, {"max_pool2d: ", "kernel_size", "two values"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {2, 2}, .stride = {0, 1}}); }, {"max_pool2d: ", "stride"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {3, 3}, .padding = {2, 0}}); },
+              {"max_pool2d: ", "padding [2, 0]", "half of kernel_size [3, 3]"});
+  ExpectError([&] { ops::AvgPool2d(x, {.kernel_size = {2, 2}, .padding = {0, 2}}); }, {"avg_pool2d: ", "half"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {7, 2}}); }, {"max_pool2d: ", "output size", "(2, 3, 6, 6)"});
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {3, 3}, .dilation = {3, 1}}); }, {"max_pool2d: ", "output size"});
+  ExpectError([&] { ops::AvgPool2d(x, {.kernel_size = {2, 2}, .dilation = {2, 2}}); }, {"avg_pool2d: ", "dilation"});
+  ExpectError([&] { ops::AdaptiveAvgPool2d(x, {0, 2}); }, {"adaptive_avg_pool2d: ", "output_size", "[0, 2]"});
+  ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(f32, {2, 3, 0, 4}), {1, 1}); },
+              {"adaptive_avg_pool2d: ", "empty"});
+  ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(f32, {6, 6}), {1, 1}); }, {"adaptive_avg_pool2d: ", "4-D"});
+}
+
+}  // namespace
+}  // namespace oneflow::test
