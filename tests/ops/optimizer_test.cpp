@@ -1,1 +1,271 @@
+// sgd_update and adam_update against float64 reference loops written here, over several steps, and
+// against a few values computed by hand; their errors.
+#include <cmath>
+
+#include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
+
+namespace oneflow::test {
+namespace {
+
+const Symbol<DType> kF32 = DType::Float32();
+const Symbol<DType> kF64 = DType::Float64();
+
+// PyTorch's SGD for one parameter, in float64, one element at a time.
+struct SgdReference {
+  SgdOptions o;
+  std::vector<double> p = {}, buf = {};
+  bool started = false;
+
+  void Step(const std::vector<double>& g) {
+    if (buf.empty()) buf.assign(p.size(), 0.0);
+    for (size_t i = 0; i < p.size(); ++i) {
+      double d = g[i];
+      if (o.weight_decay != 0.0) d += o.weight_decay * p[i];
+      if (o.momentum != 0.0) {
+        buf[i] = started ? o.momentum * buf[i] + (1.0 - o.dampening) * d : d;
+        d = o.nesterov ? d + o.momentum * buf[i] : buf[i];
+      }
+      p[i] -= o.lr * d;
+    }
+    started = true;
+  }
+};
+
+// PyTorch's Adam / AdamW for one parameter, in float64.
+struct AdamReference {
+  AdamOptions o;
+  std::vector<double> p = {}, m = {}, v = {};
+  int t = 0;
+
+  void Step(const std::vector<double>& g) {
+    if (m.empty()) m.assign(p.size(), 0.0), v.assign(p.size(), 0.0);
+    ++t;
+    for (size_t i = 0; i < p.size(); ++i) {
+      double gi = g[i];
+      if (o.decoupled_weight_decay) {
+        p[i] *= 1.0 - o.lr * o.weight_decay;
+      } else {
+        gi += o.weight_decay * p[i];
+      }
+      m[i] = o.beta1 * m[i] + (1.0 - o.beta1) * gi;
+      v[i] = o.beta2 * v[i] + (1.0 - o.beta2) * gi * gi;
+      const double m_hat = m[i] / (1.0 - std::pow(o.beta1, t));
+      const double v_hat = v[i] / (1.0 - std::pow(o.beta2, t));
+      p[i] -= o.lr * m_hat / (std::sqrt(v_hat) + o.eps);
+    }
+  }
+};
+
+TEST(SgdUpdate, MatchesReferenceOverSeveralSteps) {
+  const SgdOptions configs[] = {
+      {.lr = 0.1},
+      {.lr = 0.05, .momentum = 0.9},
+      {.lr = 0.05, .momentum = 0.8, .dampening = 0.3},
+      {.lr = 0.02, .momentum = 0.9, .nesterov = true},
+      {.lr = 0.1, .weight_decay = 0.01},
+      {.lr = 0.03, .momentum = 0.7, .dampening = 0.1, .weight_decay = 0.05},
+      {.lr = 0.03, .momentum = 0.9, .weight_decay = 0.2, .nesterov = true},
+  };
+  for (Symbol<DType> dtype : {kF32, kF64}) {
+    for (const SgdOptions& o : configs) {
+      const Shape shape{3, 7};  // odd sizes
+      TensorPtr param = RandomTensor(dtype, shape);
+      SgdReference ref{.o = o, .p = ToDoubles(param)};
+      TensorPtr buf = o.momentum != 0.0 ? FromDoubles(dtype, shape, std::vector<double>(21, 123.0)) : TensorPtr();
+      for (int step = 0; step < 4; ++step) {
+        TensorPtr grad = RandomTensor(dtype, shape);
+        ref.Step(ToDoubles(grad));
+        // The grad as a strided view on odd steps: it is not written, so any layout goes.
+        ops::SgdUpdate(param, step % 2 ? NonContiguous(grad) : grad, buf, o, step == 0);
+        ExpectTensorNear(param, dtype, shape, ref.p, RtolFor(dtype), RtolFor(dtype));
+        if (buf) ExpectTensorNear(buf, dtype, shape, ref.buf, RtolFor(dtype), RtolFor(dtype));
+      }
+    }
+    MarkCovered("sgd_update", dtype);
+  }
+}
+
+TEST(SgdUpdate, LargeParameterRunsInParallelChunks) {
+  const Shape shape{300001};
+  const SgdOptions o{.lr = 0.5, .momentum = 0.5, .weight_decay = 0.1};
+  TensorPtr param = RandomTensor(kF64, shape);
+  TensorPtr grad = RandomTensor(kF64, shape);
+  TensorPtr buf = Empty(kF64, shape, Device::CPU());
+  SgdReference ref{.o = o, .p = ToDoubles(param)};
+  ref.Step(ToDoubles(grad));
+  ops::SgdUpdate(param, grad, buf, o, true);
+  ExpectTensorNear(param, kF64, shape, ref.p, 1e-12, 1e-12);
+}
+
+TEST(SgdUpdate, HandComputedSteps) {
+  // p = 1, g = 0.5 each step, lr 0.1, momentum 0.9, nesterov, weight_decay 0.1:
+  //   step 1: d = 0.5 + 0.1 = 0.6; buf = 0.6; d = 0.6 + 0.54 = 1.14; p = 1 - 0.114 = 0.886
+  //   step 2: d = 0.5 + 0.0886 = 0.5886; buf = 0.54 + 0.5886 = 1.1286; d = 0.5886 + 1.01574 = 1.60434;
+  //           p = 0.886 - 0.160434 = 0.725566
+  const SgdOptions o{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.1, .nesterov = true};
+  TensorPtr p = FromDoubles(kF64, Shape{1}, {1.0});
+  TensorPtr g = FromDoubles(kF64, Shape{1}, {0.5});
+  TensorPtr buf = Empty(kF64, Shape{1}, Device::CPU());
+  ops::SgdUpdate(p, g, buf, o, true);
+  ExpectTensorNear(p, kF64, Shape{1}, {0.886}, 1e-14, 1e-14);
+  ExpectTensorNear(buf, kF64, Shape{1}, {0.6}, 1e-14, 1e-14);
+  ops::SgdUpdate(p, g, buf, o, false);
+  ExpectTensorNear(p, kF64, Shape{1}, {0.725566}, 1e-14, 1e-14);
+  ExpectTensorNear(buf, kF64, Shape{1}, {1.1286}, 1e-14, 1e-14);
+
+  // Dampening 0.5 without nesterov: the first step's buffer is d itself (PyTorch), later ones damp.
+  //   step 1: buf = 0.5, p = 1 - 0.05 = 0.95; step 2: buf = 0.45 + 0.25 = 0.7, p = 0.95 - 0.07 = 0.88
+  const SgdOptions damp{.lr = 0.1, .momentum = 0.9, .dampening = 0.5};
+  p = FromDoubles(kF64, Shape{1}, {1.0});
+  ops::SgdUpdate(p, g, buf, damp, true);
+  ExpectTensorNear(p, kF64, Shape{1}, {0.95}, 1e-14, 1e-14);
+  ops::SgdUpdate(p, g, buf, damp, false);
+  ExpectTensorNear(p, kF64, Shape{1}, {0.88}, 1e-14, 1e-14);
+}
+
+TEST(AdamUpdate, MatchesReferenceOverSeveralSteps) {
+  const AdamOptions configs[] = {
+      {.lr = 0.01},
+      {.lr = 0.05, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6},
+      {.lr = 0.01, .weight_decay = 0.1},
+      {.lr = 0.01, .weight_decay = 0.1, .decoupled_weight_decay = true},
+      {.lr = 0.02, .beta1 = 0.0, .beta2 = 0.5, .eps = 0.1, .weight_decay = 0.3, .decoupled_weight_decay = true},
+  };
+  for (Symbol<DType> dtype : {kF32, kF64}) {
+    for (const AdamOptions& o : configs) {
+      const Shape shape{5, 3};
+      TensorPtr param = RandomTensor(dtype, shape);
+      AdamReference ref{.o = o, .p = ToDoubles(param)};
+      TensorPtr m = FromDoubles(dtype, shape, std::vector<double>(15, 0.0));
+      TensorPtr v = FromDoubles(dtype, shape, std::vector<double>(15, 0.0));
+      TensorPtr step = FromDoubles(DType::Int64(), Shape{}, {0.0});
+      for (int s = 1; s <= 5; ++s) {
+        TensorPtr grad = RandomTensor(dtype, shape);
+        ref.Step(ToDoubles(grad));
+        ops::AdamUpdate(param, s % 2 ? NonContiguous(grad) : grad, m, v, step, o);
+        const double tol = dtype == kF32 ? 1e-5 : 1e-12;
+        ExpectTensorNear(param, dtype, shape, ref.p, tol, tol);
+        ExpectTensorNear(m, dtype, shape, ref.m, tol, tol);
+        ExpectTensorNear(v, dtype, shape, ref.v, tol, tol);
+        ExpectTensorNear(step, DType::Int64(), Shape{}, {static_cast<double>(s)}, 0, 0);
+      }
+    }
+    MarkCovered("adam_update", dtype);
+  }
+}
+
+TEST(AdamUpdate, HandComputedFirstStepAndAdamWDifference) {
+  // First step: m_hat = g and v_hat = g^2, so the update is lr * g / (|g| + eps) ~ lr * sign(g).
+  // p = 2, g = 0.5, lr 0.1, eps 0:
+  //   Adam, weight_decay 0.5:  g' = 0.5 + 1 = 1.5, p = 2 - 0.1 * 1.5 / 1.5 = 1.9
+  //   AdamW, weight_decay 0.5: p = 2 * (1 - 0.05) = 1.9, then - 0.1 * 0.5 / 0.5 = 1.8
+  for (bool decoupled : {false, true}) {
+    const AdamOptions o{.lr = 0.1, .eps = 0.0, .weight_decay = 0.5, .decoupled_weight_decay = decoupled};
+    TensorPtr p = FromDoubles(kF64, Shape{1}, {2.0});
+    TensorPtr g = FromDoubles(kF64, Shape{1}, {0.5});
+    TensorPtr m = FromDoubles(kF64, Shape{1}, {0.0});
+    TensorPtr v = FromDoubles(kF64, Shape{1}, {0.0});
+    TensorPtr step = FromDoubles(DType::Int64(), Shape{}, {0.0});
+    ops::AdamUpdate(p, g, m, v, step, o);
+    ExpectTensorNear(p, kF64, Shape{1}, {decoupled ? 1.8 : 1.9}, 1e-14, 1e-14);
+    ExpectTensorNear(m, kF64, Shape{1}, {0.1 * (decoupled ? 0.5 : 1.5)}, 1e-14, 1e-14);
+  }
+  // A constant gradient keeps m_hat = g and v_hat = g^2 at every step (bias correction exactly undoes
+  // the warm-up), so each Adam step without decay moves p by lr: 2 -> 1.9 -> 1.8 -> 1.7.
+  // (Step 2: m = 0.9 * 0.05 + 0.05 = 0.095, m_hat = 0.095 / 0.19 = 0.5; v = 0.999 * 0.00025 + 0.00025
+  // = 0.00049975, v_hat = 0.00049975 / 0.001999 = 0.25.)
+  const AdamOptions o{.lr = 0.1, .eps = 0.0};
+  TensorPtr p = FromDoubles(kF64, Shape{1}, {2.0});
+  TensorPtr g = FromDoubles(kF64, Shape{1}, {0.5});
+  TensorPtr m = FromDoubles(kF64, Shape{1}, {0.0});
+  TensorPtr v = FromDoubles(kF64, Shape{1}, {0.0});
+  TensorPtr step = FromDoubles(DType::Int64(), Shape{}, {0.0});
+  for (double expected : {1.9, 1.8, 1.7}) {
+    ops::AdamUpdate(p, g, m, v, step, o);
+    ExpectTensorNear(p, kF64, Shape{1}, {expected}, 1e-12, 1e-12);
+  }
+  ExpectTensorNear(m, kF64, Shape{1}, {0.5 * (1 - 0.9 * 0.9 * 0.9)}, 1e-14, 1e-14);
+}
+
+template <typename Fn>
+void ExpectError(Fn&& fn, StatusCode code, std::initializer_list<std::string_view> words) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.message();
+    for (std::string_view w : words) EXPECT_NE(e.message().find(w), std::string::npos) << e.message();
+  }
+}
+
+TEST(SgdUpdate, Errors) {
+  TensorPtr p = RandomTensor(kF32, Shape{2, 3});
+  TensorPtr g = RandomTensor(kF32, Shape{2, 3});
+  TensorPtr buf = RandomTensor(kF32, Shape{2, 3});
+  const std::vector<double> before = ToDoubles(p);
+  const SgdOptions plain{.lr = 0.1};
+  const SgdOptions momentum{.lr = 0.1, .momentum = 0.9};
+  const auto invalid = StatusCode::kInvalidArgument;
+  ExpectError([&] { ops::SgdUpdate(p, RandomTensor(kF32, Shape{3, 2}), nullptr, plain, false); }, invalid,
+              {"sgd_update", "grad", "(2, 3)", "(3, 2)"});
+  ExpectError([&] { ops::SgdUpdate(p, RandomTensor(kF64, Shape{2, 3}), nullptr, plain, false); }, invalid,
+              {"sgd_update", "grad", "float32", "float64"});
+  ExpectError([&] { ops::SgdUpdate(p, g, nullptr, momentum, false); }, invalid, {"momentum_buffer", "required"});
+  ExpectError([&] { ops::SgdUpdate(p, g, RandomTensor(kF32, Shape{6}), momentum, false); }, invalid,
+              {"momentum_buffer", "(6,)"});
+  ExpectError([&] { ops::SgdUpdate(p, nullptr, nullptr, plain, false); }, invalid, {"grad", "null"});
+  ExpectError([&] { ops::SgdUpdate(p, g, nullptr, SgdOptions{.lr = -1.0}, false); }, invalid, {"lr", "-1"});
+  ExpectError([&] { ops::SgdUpdate(p, g, buf, SgdOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}, false); },
+              invalid, {"nesterov", "dampening"});
+  ExpectError([&] { ops::SgdUpdate(p, g, nullptr, SgdOptions{.lr = 0.1, .weight_decay = NAN}, false); }, invalid,
+              {"weight_decay"});
+  ExpectError([&] { ops::SgdUpdate(RandomTensor(DType::Int32(), Shape{2}), RandomTensor(DType::Int32(), Shape{2}), nullptr, plain, false); },
+              invalid, {"param", "int32"});
+  // Parameters are written in place, so a strided one cannot be updated through a copy.
+  ExpectError([&] { ops::SgdUpdate(NonContiguous(p), g, nullptr, plain, false); }, invalid,
+              {"param", "contiguous"});
+  ExpectError([&] { ops::SgdUpdate(RandomTensor(DType::Float16(), Shape{2}), RandomTensor(DType::Float16(), Shape{2}), nullptr, plain, false); },
+              StatusCode::kUnimplemented, {"float16"});
+  EXPECT_EQ(ToDoubles(p), before);  // the failed calls wrote nothing
+}
+
+TEST(AdamUpdate, Errors) {
+  const Shape shape{4};
+  TensorPtr p = RandomTensor(kF64, shape);
+  TensorPtr g = RandomTensor(kF64, shape);
+  TensorPtr m = RandomTensor(kF64, shape);
+  TensorPtr v = RandomTensor(kF64, shape);
+  TensorPtr step = FromDoubles(DType::Int64(), Shape{}, {0.0});
+  const AdamOptions o{.lr = 0.1};
+  const auto invalid = StatusCode::kInvalidArgument;
+  ExpectError([&] { ops::AdamUpdate(p, g, RandomTensor(kF64, Shape{5}), v, step, o); }, invalid,
+              {"adam_update", "exp_avg", "(5,)"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, RandomTensor(kF32, shape), step, o); }, invalid,
+              {"exp_avg_sq", "float32"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, FromDoubles(kF64, Shape{}, {0.0}), o); }, invalid, {"step", "int64"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, FromDoubles(DType::Int64(), Shape{1}, {0.0}), o); }, invalid,
+              {"step", "0-d"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, step, AdamOptions{.lr = 0.1, .beta1 = 1.0}); }, invalid, {"beta1"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, step, AdamOptions{.lr = 0.1, .beta2 = -0.5}); }, invalid, {"beta2"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, step, AdamOptions{.lr = 0.1, .eps = -1.0}); }, invalid, {"eps"});
+  ExpectError([&] { ops::AdamUpdate(p, g, m, v, step, AdamOptions{.lr = INFINITY}); }, invalid, {"lr"});
+  ExpectTensorNear(step, DType::Int64(), Shape{}, {0.0}, 0, 0);  // failed calls took no step
+}
+
+TEST(OptimizerOps, AreNotRecordedByAutogradAndKeepLeaves) {
+  TensorPtr p = RandomTensor(kF64, Shape{3});
+  p->set_requires_grad(true);
+  ops::SgdUpdate(p, RandomTensor(kF64, Shape{3}), nullptr, SgdOptions{.lr = 0.1}, false);
+  EXPECT_TRUE(p->is_leaf());
+  EXPECT_TRUE(p->requires_grad());
+  for (const char* name : {"sgd_update", "adam_update"}) {
+    const OpDef& op = OpRegistry::Global().Get(name);
+    EXPECT_EQ(op.backward, nullptr) << name;
+    EXPECT_TRUE(op.outputs.empty()) << name;
+    EXPECT_FALSE(op.mutated_inputs.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace oneflow::test

@@ -1,0 +1,106 @@
+#include "core/train/optimizer.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include "core/autograd/autograd.h"
+#include "core/op/op_registry.h"
+#include "core/tensor/factory.h"
+
+namespace oneflow {
+
+Optimizer::Optimizer(std::vector<TensorPtr> params, double lr, const OpDef& update)
+    : params_(std::move(params)), lr_(lr) {
+  OF_CHECK(!params_.empty()) << "the parameter list is empty";
+  std::unordered_set<const Tensor*> seen;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const TensorPtr& p = params_[i];
+    OF_CHECK(p) << "parameter " << i << " is null";
+    OF_CHECK(seen.insert(p.get()).second) << "parameter " << i << " appears more than once";
+    OF_CHECK(p->is_leaf()) << "parameter " << i << " is not a leaf tensor (it was computed by an op); "
+                           << "optimizers update leaves";
+    OF_CHECK(p->is_contiguous()) << "parameter " << i << " must be contiguous (it is updated in place)";
+    OF_CHECK(update.FindKernel(p->device().type, p->dtype()) != nullptr)
+        << "parameter " << i << " (" << p->dtype() << " on " << p->device() << ") is not supported by " << update.name
+        << ": parameters must be float32 or float64 CPU tensors";
+  }
+}
+
+void Optimizer::set_lr(double lr) {
+  OF_CHECK(std::isfinite(lr) && lr >= 0.0) << "lr must be finite and >= 0, got " << lr;
+  lr_ = lr;
+}
+
+void Optimizer::ZeroGrad() {
+  for (const TensorPtr& p : params_) p->set_grad(nullptr);
+}
+
+void Optimizer::Step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = *params_[i];
+    const TensorPtr& g = p.grad();
+    if (!g) continue;
+    OF_CHECK(g->dtype() == p.dtype() && g->shape() == p.shape() && g->device() == p.device())
+        << "the gradient of parameter " << i << " is a " << g->dtype() << " tensor of shape " << g->shape() << " on "
+        << g->device() << ", but the parameter is " << p.dtype() << " " << p.shape() << " on " << p.device();
+  }
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const TensorPtr grad = params_[i]->grad();
+    if (!grad) continue;
+    try {
+      Update(i, grad);
+    } catch (const Error& e) {
+      throw Error(e.code(), "parameter " + std::to_string(i) + ": " + e.message());
+    }
+  }
+}
+
+SGD::SGD(std::vector<TensorPtr> params, const SgdOptions& options)
+    : Optimizer(std::move(params), (CheckSgdOptions(options), options.lr), OpRegistry::Global().Get("sgd_update")),
+      options_(options) {
+  momentum_buffers_.resize(this->params().size());
+}
+
+void SGD::Update(size_t i, const TensorPtr& grad) {
+  SgdOptions o = options_;
+  o.lr = lr();
+  const TensorPtr& param = params()[i];
+  TensorPtr& buffer = momentum_buffers_[i];
+  const bool first_step = o.momentum != 0.0 && !buffer;
+  if (first_step) buffer = Empty(param->dtype(), param->shape(), param->device());
+  try {
+    ops::SgdUpdate(param, grad, buffer, o, first_step);
+  } catch (...) {
+    if (first_step) buffer = nullptr;
+    throw;
+  }
+}
+
+Adam::Adam(std::vector<TensorPtr> params, const AdamOptions& options)
+    : Optimizer(std::move(params), (CheckAdamOptions(options), options.lr),
+                OpRegistry::Global().Get("adam_update")),
+      options_(options) {
+  state_.resize(this->params().size());
+}
+
+int64_t Adam::step_count(size_t i) const {
+  const TensorPtr& step = state_.at(i).step;
+  return step ? *step->data<int64_t>() : 0;
+}
+
+void Adam::Update(size_t i, const TensorPtr& grad) {
+  AdamOptions o = options_;
+  o.lr = lr();
+  const TensorPtr& param = params()[i];
+  State& s = state_[i];
+  if (!s.step) {
+    const Device device = param->device();
+    s = State{Full(param->dtype(), param->shape(), 0.0, device), Full(param->dtype(), param->shape(), 0.0, device),
+              Full(DType::Int64(), Shape{}, 0.0, device)};
+  }
+  ops::AdamUpdate(param, grad, s.exp_avg, s.exp_avg_sq, s.step, o);
+}
+
+}  // namespace oneflow

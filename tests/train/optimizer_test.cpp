@@ -1,0 +1,235 @@
+// The optimizer classes: steps against hand-computed values, parameters without grads, zero_grad,
+// the learning rate, per-parameter state, construction and step errors, and a small training loop
+// through autograd.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/autograd/autograd.h"
+#include "core/ops/ops.h"
+#include "core/session/session.h"
+#include "core/tensor/factory.h"
+#include "core/train/optimizer.h"
+
+namespace oneflow {
+namespace {
+
+const Symbol<DType> kF64 = DType::Float64();
+
+TensorPtr Vec(const std::vector<double>& v, Symbol<DType> dtype = kF64) {
+  TensorPtr t = Empty(dtype, Shape{static_cast<int64_t>(v.size())}, Device::CPU());
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      for (size_t i = 0; i < v.size(); ++i) t->data<T>()[i] = static_cast<T>(v[i]);
+    }
+  });
+  return t;
+}
+
+std::vector<double> Values(const TensorPtr& t) {
+  std::vector<double> out(static_cast<size_t>(t->numel()));
+  VisitDType(t->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(t->data<T>()[i]);
+  });
+  return out;
+}
+
+void ExpectNear(const TensorPtr& t, const std::vector<double>& expected, double tol = 1e-12) {
+  const std::vector<double> got = Values(t);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
+}
+
+TensorPtr Param(const std::vector<double>& v) {
+  TensorPtr p = Vec(v);
+  p->set_requires_grad(true);
+  return p;
+}
+
+template <typename Fn>
+void ExpectError(Fn&& fn, std::initializer_list<std::string_view> words,
+                 StatusCode code = StatusCode::kInvalidArgument) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.message();
+    for (std::string_view w : words) EXPECT_NE(e.message().find(w), std::string::npos) << e.message();
+  }
+}
+
+TEST(SGD, MomentumStepsByHand) {
+  // lr 0.1, momentum 0.9. Gradients [0.5, -1], [0.25, 0.5], [0, 1]:
+  //   step 1: buf = g = [0.5, -1];              p = [1, -2] - 0.1 buf = [0.95, -1.9]
+  //   step 2: buf = 0.9 buf + g = [0.7, -0.4];  p = [0.88, -1.86]
+  //   step 3: buf = [0.63, 0.64];               p = [0.817, -1.924]
+  TensorPtr p = Param({1.0, -2.0});
+  SGD sgd({p}, {.lr = 0.1, .momentum = 0.9});
+  const std::vector<std::vector<double>> grads = {{0.5, -1.0}, {0.25, 0.5}, {0.0, 1.0}};
+  const std::vector<std::vector<double>> want = {{0.95, -1.9}, {0.88, -1.86}, {0.817, -1.924}};
+  const std::vector<std::vector<double>> want_buf = {{0.5, -1.0}, {0.7, -0.4}, {0.63, 0.64}};
+  for (size_t s = 0; s < grads.size(); ++s) {
+    p->set_grad(Vec(grads[s]));
+    sgd.Step();
+    ExpectNear(p, want[s]);
+    ExpectNear(sgd.momentum_buffer(0), want_buf[s]);
+  }
+  EXPECT_TRUE(p->is_leaf());
+  EXPECT_TRUE(p->requires_grad());
+}
+
+TEST(SGD, WeightDecayAndLearningRateChanges) {
+  // lr 0.5, weight_decay 0.1, no momentum: p -= 0.5 * (g + 0.1 p). p = 2, g = 1: 2 - 0.5 * 1.2 = 1.4.
+  TensorPtr p = Param({2.0});
+  SGD sgd({p}, {.lr = 0.5, .weight_decay = 0.1});
+  EXPECT_EQ(sgd.lr(), 0.5);
+  p->set_grad(Vec({1.0}));
+  sgd.Step();
+  ExpectNear(p, {1.4});
+  EXPECT_FALSE(sgd.momentum_buffer(0));  // no momentum, no buffer
+  // lr 0.25: 1.4 - 0.25 * (1 + 0.14) = 1.115; lr 0 leaves p alone.
+  sgd.set_lr(0.25);
+  EXPECT_EQ(sgd.lr(), 0.25);
+  sgd.Step();
+  ExpectNear(p, {1.115});
+  sgd.set_lr(0.0);
+  sgd.Step();
+  ExpectNear(p, {1.115});
+  ExpectError([&] { sgd.set_lr(-0.1); }, {"lr", "-0.1"});
+  ExpectError([&] { sgd.set_lr(NAN); }, {"lr"});
+  EXPECT_EQ(sgd.lr(), 0.0);
+}
+
+TEST(SGD, SkipsParametersWithoutGradAndZeroGradClears) {
+  TensorPtr a = Param({1.0});
+  TensorPtr b = Param({1.0});
+  SGD sgd({a, b}, {.lr = 0.1, .momentum = 0.5, .dampening = 0.5});
+  a->set_grad(Vec({1.0}));
+  sgd.Step();
+  ExpectNear(a, {0.9});
+  ExpectNear(b, {1.0});
+  EXPECT_FALSE(sgd.momentum_buffer(1));  // b's state is created on its own first step
+  // b's first step sets its buffer to g (no dampening yet); a's second step damps: buf = 0.5 + 0.5 * 1.
+  b->set_grad(Vec({1.0}));
+  sgd.Step();
+  ExpectNear(b, {0.9});
+  ExpectNear(sgd.momentum_buffer(1), {1.0});
+  ExpectNear(a, {0.8});
+  ExpectNear(sgd.momentum_buffer(0), {1.0});
+  sgd.ZeroGrad();
+  EXPECT_FALSE(a->grad());
+  EXPECT_FALSE(b->grad());
+  sgd.Step();  // nothing to do
+  ExpectNear(a, {0.8});
+}
+
+TEST(Adam, AdamAndAdamWDifferAsPyTorch) {
+  // p = 2, g = 0.5, lr 0.1, eps 0, weight_decay 0.5 (see tests/ops/optimizer_test.cpp):
+  //   Adam:  g' = 0.5 + 0.5 * 2 = 1.5, first step moves p by lr: 1.9
+  //   AdamW: p = 2 * (1 - 0.1 * 0.5) = 1.9, then - 0.1: 1.8
+  TensorPtr p_adam = Param({2.0});
+  TensorPtr p_adamw = Param({2.0});
+  Adam adam({p_adam}, {.lr = 0.1, .eps = 0.0, .weight_decay = 0.5});
+  Adam adamw({p_adamw}, {.lr = 0.1, .eps = 0.0, .weight_decay = 0.5, .decoupled_weight_decay = true});
+  p_adam->set_grad(Vec({0.5}));
+  p_adamw->set_grad(Vec({0.5}));
+  adam.Step();
+  adamw.Step();
+  ExpectNear(p_adam, {1.9});
+  ExpectNear(p_adamw, {1.8});
+  ExpectNear(adam.exp_avg(0), {0.15});
+  ExpectNear(adam.exp_avg_sq(0), {0.001 * 2.25});
+  ExpectNear(adamw.exp_avg(0), {0.05});
+  EXPECT_EQ(adam.step_count(0), 1);
+}
+
+TEST(Adam, StepCountsArePerParameter) {
+  // Constant gradients move each parameter by lr per step (bias correction), whenever it steps.
+  TensorPtr a = Param({0.0, 0.0});
+  TensorPtr b = Param({0.0});
+  Adam adam({a, b}, {.lr = 0.01, .eps = 0.0});
+  EXPECT_FALSE(adam.exp_avg(1));
+  EXPECT_EQ(adam.step_count(1), 0);
+  a->set_grad(Vec({1.0, -2.0}));
+  for (int s = 0; s < 3; ++s) adam.Step();
+  ExpectNear(a, {-0.03, 0.03});
+  EXPECT_EQ(adam.step_count(0), 3);
+  EXPECT_EQ(adam.step_count(1), 0);
+  b->set_grad(Vec({4.0}));
+  adam.set_lr(0.5);
+  adam.Step();
+  ExpectNear(b, {-0.5});  // b's first step: bias correction with t = 1, not 4
+  EXPECT_EQ(adam.step_count(1), 1);
+  ExpectNear(a, {-0.53, 0.53});
+}
+
+TEST(Optimizer, ConstructionErrors) {
+  TensorPtr p = Param({1.0});
+  ExpectError([] { SGD({}, {}); }, {"empty"});
+  ExpectError([&] { SGD({p, nullptr}, {}); }, {"parameter 1", "null"});
+  ExpectError([&] { SGD({p, p}, {}); }, {"parameter 1", "more than once"});
+  ExpectError([] { SGD({Full(DType::Int32(), Shape{2}, 0, Device::CPU())}, {}); }, {"parameter 0", "int32"});
+  ExpectError([] { Adam({Full(DType::Float16(), Shape{2}, 0, Device::CPU())}, {}); },
+              {"parameter 0", "float16", "adam_update"});
+  TensorPtr base = Full(kF64, Shape{2, 2}, 0, Device::CPU());
+  ExpectError([&] { SGD({Tensor::MakeView(*base, Shape{2}, {2}, 0)}, {}); }, {"parameter 0", "contiguous"});
+  ExpectError([&] { SGD({p}, {.lr = -1.0}); }, {"lr"});
+  ExpectError([&] { SGD({p}, {.lr = 0.1, .nesterov = true}); }, {"nesterov", "momentum"});
+  ExpectError([&] { Adam({p}, {.beta2 = 1.0}); }, {"beta2"});
+  ExpectError([&] { Adam({p}, {.weight_decay = -0.1}); }, {"weight_decay"});
+}
+
+TEST(Optimizer, NonLeafParameterIsAnError) {
+  TensorPtr p = Param({1.0});
+  TensorPtr q = ops::MulScalar(p, 2.0);
+  ASSERT_FALSE(q->is_leaf());
+  ExpectError([&] { SGD({q}, {}); }, {"parameter 0", "leaf"});
+}
+
+TEST(Optimizer, BadGradientFailsTheWholeStep) {
+  TensorPtr a = Param({1.0, 2.0});
+  TensorPtr b = Param({3.0});
+  SGD sgd({a, b}, {.lr = 0.1});
+  a->set_grad(Vec({1.0, 1.0}));
+  b->set_grad(Vec({1.0, 1.0}));  // wrong shape
+  ExpectError([&] { sgd.Step(); }, {"parameter 1", "(2,)", "(1,)"});
+  ExpectNear(a, {1.0, 2.0});  // checked before anything was updated
+  b->set_grad(Vec({1.0}, DType::Float32()));
+  ExpectError([&] { sgd.Step(); }, {"parameter 1", "float32", "float64"});
+  b->set_grad(Vec({1.0}));
+  sgd.Step();
+  ExpectNear(a, {0.9, 1.9});
+  ExpectNear(b, {2.9});
+}
+
+TEST(Optimizer, TrainsALeastSquaresProblemThroughAutograd) {
+  // Fit w in y = x * w (elementwise) by minimising sum((x * w - y)^2); the optimum is w = y / x.
+  const TensorPtr x = Vec({1.0, 2.0, -1.0});
+  const TensorPtr y = Vec({2.0, -1.0, 0.5});
+  for (int kind = 0; kind < 3; ++kind) {
+    TensorPtr w = Param({0.0, 0.0, 0.0});
+    std::unique_ptr<Optimizer> opt;
+    if (kind == 0) opt = std::make_unique<SGD>(std::vector<TensorPtr>{w}, SgdOptions{.lr = 0.05, .momentum = 0.5});
+    if (kind == 1) opt = std::make_unique<SGD>(std::vector<TensorPtr>{w}, SgdOptions{.lr = 0.02, .momentum = 0.9, .nesterov = true});
+    if (kind == 2) opt = std::make_unique<Adam>(std::vector<TensorPtr>{w}, AdamOptions{.lr = 0.1});
+    double first = 0, last = 0;
+    for (int step = 0; step < 300; ++step) {
+      opt->ZeroGrad();
+      const TensorPtr r = ops::Sub(ops::Mul(x, w), y);
+      const TensorPtr loss = ops::Sum(ops::Mul(r, r));
+      Backward({loss}, {nullptr});
+      opt->Step();
+      last = Values(loss)[0];
+      if (step == 0) first = last;
+    }
+    EXPECT_NEAR(first, 4.0 + 1.0 + 0.25, 1e-12) << kind;
+    EXPECT_LT(last, 1e-6) << kind;
+    ExpectNear(w, {2.0, -0.5, -0.5}, 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace oneflow
