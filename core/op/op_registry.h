@@ -81,19 +81,19 @@ struct AttrSpec {
 };
 
 struct OpDef {
-  std::string name;
-  std::vector<std::string> inputs;   // input names; with `variadic_inputs`, the last takes 1 or more
+  std::string name{};
+  std::vector<std::string> inputs{};   // input names; with `variadic_inputs`, the last takes 1 or more
   bool variadic_inputs = false;
-  std::vector<std::string> optional_inputs;  // names of inputs that may be null (bias, running stats)
-  std::vector<std::string> outputs;  // output names
-  std::vector<AttrSpec> attrs;
+  std::vector<std::string> optional_inputs{};  // names of inputs that may be null (bias, running stats)
+  std::vector<std::string> outputs{};  // output names
+  std::vector<AttrSpec> attrs{};
   InferFn infer = nullptr;
   BackwardFn backward = nullptr;     // null: not differentiable (no autograd node is recorded)
-  std::vector<KernelDef> kernels;
+  std::vector<KernelDef> kernels{};
   ViewFn view = nullptr;             // set for view ops, which have no kernel
   int dtype_input = 0;               // whose dtype selects the kernel
   bool strided_inputs = false;       // kernels handle any strides; else dispatch makes inputs contiguous
-  std::vector<int> mutated_inputs;   // inputs the kernel writes in place (running stats, parameters)
+  std::vector<int> mutated_inputs{};   // inputs the kernel writes in place (running stats, parameters)
 
   bool IsOptionalInput(size_t i) const;
   const KernelDef* FindKernel(DeviceType device, Symbol<DType> dtype) const;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/common/philox.h"
+#include "core/tensor/copy.h"
 
 namespace oneflow {
 namespace {
@@ -203,8 +204,9 @@ void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes) {
                                        << tensor.dtype() << " tensor of shape " << tensor.shape() << " holds "
                                        << tensor.nbytes();
   OF_CHECK(dst != nullptr || nbytes == 0) << "the destination buffer is NULL";
-  OF_CHECK_INTERNAL(tensor.is_contiguous()) << "strided copies come with views";
-  GetBackend(tensor.device()).CopyToHost(dst, tensor.raw_data(), nbytes);
+  // A view is gathered into a contiguous copy first (CPU; other devices' views need their kernels).
+  const TensorPtr dense = MakeContiguous(TensorPtr(const_cast<Tensor*>(&tensor)), nullptr);
+  GetBackend(tensor.device()).CopyToHost(dst, dense->raw_data(), nbytes);
 }
 
 }  // namespace oneflow
