@@ -52,6 +52,12 @@ T* Require(T* p, std::string_view name) {
   return p;
 }
 
+// An int32_t boolean of the ABI: 0 or 1, InvalidArgument naming `name` otherwise.
+inline bool Flag(int32_t value, std::string_view name) {
+  if (value != 0 && value != 1) OF_THROW(InvalidArgument) << "argument '" << name << "' must be 0 or 1, got " << value;
+  return value == 1;
+}
+
 // Reads a caller's options struct: fields beyond the caller's struct_size keep their defaults, so a
 // caller built against an older header (a smaller struct) stays valid. NULL means all defaults.
 template <typename T>

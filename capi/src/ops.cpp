@@ -1,1 +1,391 @@
+// The C ABI of the op library: each function checks its handles, opens the session's scope (so that
+// kernels use its thread pool and generator) and calls the op's C++ function in core/ops/ops.h.
+// Attribute checks belong to the ops themselves (they serve the lazy graph too); only what is
+// particular to the C encoding (NULL pointers, int32_t flags, enum values) is checked here.
+#include <string>
+#include <vector>
+
 #include "capi/src/capi_internal.h"
+#include "core/op/op_registry.h"
+#include "core/ops/ops.h"
+
+using namespace oneflow;
+using capi::Flag;
+using capi::Guard;
+using capi::ReadOptions;
+using capi::Require;
+using capi::Unwrap;
+using capi::Wrap;
+
+namespace {
+
+// A borrowed input handle as the TensorPtr the ops take (one more reference for the call's length).
+TensorPtr In(const of_tensor_t* t, std::string_view name) {
+  return TensorPtr(const_cast<Tensor*>(&Unwrap(t, name)));
+}
+// An input that may be NULL (bias, running statistics).
+TensorPtr Optional(const of_tensor_t* t, std::string_view name) { return t == nullptr ? TensorPtr() : In(t, name); }
+
+// A (pointer, count) array of int64_t; the pointer may be NULL only when the count is 0.
+std::vector<int64_t> Ints(const int64_t* values, size_t n, std::string_view name) {
+  if (n == 0) return {};
+  Require(values, name);
+  return {values, values + n};
+}
+
+std::vector<TensorPtr> TensorList(const of_tensor_t* const* tensors, size_t n) {
+  if (n > 0) Require(tensors, "tensors");
+  std::vector<TensorPtr> list;
+  list.reserve(n);
+  for (size_t i = 0; i < n; ++i) list.push_back(In(tensors[i], "tensors[" + std::to_string(i) + "]"));
+  return list;
+}
+
+// The common body of every op function: checks session and out, runs `op` in the session's scope and
+// hands its result to the caller as a new reference.
+template <typename Op>
+of_status_t* Run(const char* function, of_session_t* session, of_tensor_t** out, Op&& op) {
+  return Guard(function, [&] {
+    Require(session, "session");
+    Require(out, "out");
+    SessionScope scope(*session);
+    TensorPtr result = op();
+    *out = Wrap(std::move(result));
+  });
+}
+
+ops::Reduction ReductionOf(int32_t reduction) {
+  switch (reduction) {
+    case OF_REDUCTION_NONE: return ops::Reduction::kNone;
+    case OF_REDUCTION_MEAN: return ops::Reduction::kMean;
+    case OF_REDUCTION_SUM: return ops::Reduction::kSum;
+    default:
+      OF_THROW(InvalidArgument) << "options->reduction is " << reduction
+                                << "; expected OF_REDUCTION_NONE (0), OF_REDUCTION_MEAN (1) or OF_REDUCTION_SUM (2)";
+  }
+}
+
+ops::Pool2dOptions PoolOptions(const of_pool2d_options_t* given) {
+  Require(given, "options");
+  const of_pool2d_options_t o = ReadOptions(given, of_pool2d_options_init, "options");
+  ops::Pool2dOptions p;
+  p.kernel_size = {o.kernel_size[0], o.kernel_size[1]};
+  // A zero stride means "the kernel size" per dim; the op then checks every value.
+  p.stride = {o.stride[0] == 0 ? o.kernel_size[0] : o.stride[0], o.stride[1] == 0 ? o.kernel_size[1] : o.stride[1]};
+  p.padding = {o.padding[0], o.padding[1]};
+  p.dilation = {o.dilation[0], o.dilation[1]};
+  p.ceil_mode = Flag(o.ceil_mode, "options->ceil_mode");
+  p.count_include_pad = Flag(o.count_include_pad, "options->count_include_pad");
+  return p;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- elementwise ------------------------------------------------------------------------------------
+
+#define OF_BINARY_OP(name, Fn)                                                                          \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) { \
+    return Run(__func__, session, out, [&] { return ops::Fn(In(a, "a"), In(b, "b")); });               \
+  }
+#define OF_SCALAR_OP(name, Fn)                                                                      \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out) { \
+    return Run(__func__, session, out, [&] { return ops::Fn(In(a, "a"), b); });                    \
+  }
+#define OF_UNARY_OP(name, Fn)                                                                \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, of_tensor_t** out) { \
+    return Run(__func__, session, out, [&] { return ops::Fn(In(x, "x")); });                \
+  }
+
+OF_BINARY_OP(add, Add)
+OF_BINARY_OP(sub, Sub)
+OF_BINARY_OP(mul, Mul)
+OF_BINARY_OP(div, Div)
+OF_BINARY_OP(pow, Pow)
+OF_BINARY_OP(maximum, Maximum)
+OF_BINARY_OP(minimum, Minimum)
+OF_BINARY_OP(gt, Gt)
+OF_BINARY_OP(ge, Ge)
+OF_BINARY_OP(lt, Lt)
+OF_BINARY_OP(le, Le)
+OF_BINARY_OP(eq, Eq)
+OF_BINARY_OP(ne, Ne)
+OF_BINARY_OP(logical_and, LogicalAnd)
+OF_BINARY_OP(logical_or, LogicalOr)
+
+OF_SCALAR_OP(add_scalar, AddScalar)
+OF_SCALAR_OP(sub_scalar, SubScalar)
+OF_SCALAR_OP(mul_scalar, MulScalar)
+OF_SCALAR_OP(div_scalar, DivScalar)
+OF_SCALAR_OP(pow_scalar, PowScalar)
+OF_SCALAR_OP(maximum_scalar, MaximumScalar)
+OF_SCALAR_OP(minimum_scalar, MinimumScalar)
+OF_SCALAR_OP(gt_scalar, GtScalar)
+OF_SCALAR_OP(ge_scalar, GeScalar)
+OF_SCALAR_OP(lt_scalar, LtScalar)
+OF_SCALAR_OP(le_scalar, LeScalar)
+OF_SCALAR_OP(eq_scalar, EqScalar)
+OF_SCALAR_OP(ne_scalar, NeScalar)
+
+OF_UNARY_OP(logical_not, LogicalNot)
+OF_UNARY_OP(neg, Neg)
+OF_UNARY_OP(abs, Abs)
+OF_UNARY_OP(exp, Exp)
+OF_UNARY_OP(log, Log)
+OF_UNARY_OP(sqrt, Sqrt)
+OF_UNARY_OP(rsqrt, Rsqrt)
+OF_UNARY_OP(relu, Relu)
+OF_UNARY_OP(sigmoid, Sigmoid)
+OF_UNARY_OP(tanh, Tanh)
+OF_UNARY_OP(contiguous, Contiguous)
+OF_UNARY_OP(zeros_like, ZerosLike)
+OF_UNARY_OP(ones_like, OnesLike)
+
+#undef OF_BINARY_OP
+#undef OF_SCALAR_OP
+#undef OF_UNARY_OP
+
+of_status_t* of_where(of_session_t* session, const of_tensor_t* cond, const of_tensor_t* a, const of_tensor_t* b,
+                      of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Where(In(cond, "cond"), In(a, "a"), In(b, "b")); });
+}
+
+of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out) {
+  return Run(__func__, session, out,
+             [&] { return ops::Gelu(In(x, "x"), Flag(tanh_approximation, "tanh_approximation")); });
+}
+
+of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Cast(In(x, "x"), Unwrap(dtype)); });
+}
+
+// ---- reductions -------------------------------------------------------------------------------------
+
+#define OF_REDUCE_OP(name, Fn)                                                                               \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,      \
+                         int32_t keepdim, of_tensor_t** out) {                                                \
+    return Run(__func__, session, out,                                                                       \
+               [&] { return ops::Fn(In(x, "x"), Ints(dims, ndims, "dims"), Flag(keepdim, "keepdim")); });   \
+  }
+#define OF_MOMENT_OP(name, Fn)                                                                          \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims, \
+                         int64_t correction, int32_t keepdim, of_tensor_t** out) {                       \
+    return Run(__func__, session, out, [&] {                                                            \
+      return ops::Fn(In(x, "x"), Ints(dims, ndims, "dims"), correction, Flag(keepdim, "keepdim"));       \
+    });                                                                                                 \
+  }
+
+OF_REDUCE_OP(sum, Sum)
+OF_REDUCE_OP(mean, Mean)
+OF_REDUCE_OP(max, Max)
+OF_REDUCE_OP(min, Min)
+OF_MOMENT_OP(var, Var)
+OF_MOMENT_OP(std, Std)
+
+#undef OF_REDUCE_OP
+#undef OF_MOMENT_OP
+
+of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Argmax(In(x, "x"), dim, Flag(keepdim, "keepdim")); });
+}
+
+// ---- linear algebra, convolution, normalisation, pooling ----------------------------------------------
+
+of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Matmul(In(a, "a"), In(b, "b")); });
+}
+
+of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                       const of_tensor_t* bias, of_tensor_t** out) {
+  return Run(__func__, session, out,
+             [&] { return ops::Linear(In(x, "x"), In(weight, "weight"), Optional(bias, "bias")); });
+}
+
+void of_conv2d_options_init(of_conv2d_options_t* options) {
+  if (options == nullptr) return;
+  *options = of_conv2d_options_t{};
+  options->struct_size = sizeof(of_conv2d_options_t);
+  options->stride[0] = options->stride[1] = 1;
+  options->dilation[0] = options->dilation[1] = 1;
+  options->groups = 1;
+}
+
+of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                       const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] {
+    const of_conv2d_options_t o = ReadOptions(options, of_conv2d_options_init, "options");
+    ops::Conv2dOptions c;
+    c.stride = {o.stride[0], o.stride[1]};
+    c.padding = {o.padding[0], o.padding[1]};
+    c.dilation = {o.dilation[0], o.dilation[1]};
+    c.groups = o.groups;
+    return ops::Conv2d(In(x, "x"), In(weight, "weight"), Optional(bias, "bias"), c);
+  });
+}
+
+void of_batch_norm_options_init(of_batch_norm_options_t* options) {
+  if (options == nullptr) return;
+  *options = of_batch_norm_options_t{};
+  options->struct_size = sizeof(of_batch_norm_options_t);
+  options->training = 1;
+  options->momentum = 0.1;
+  options->eps = 1e-5;
+}
+
+of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                           const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
+                           const of_batch_norm_options_t* options, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] {
+    const of_batch_norm_options_t o = ReadOptions(options, of_batch_norm_options_init, "options");
+    ops::BatchNormOptions b;
+    b.training = Flag(o.training, "options->training");
+    b.momentum = o.momentum;
+    b.eps = o.eps;
+    return ops::BatchNorm(In(x, "x"), Optional(weight, "weight"), Optional(bias, "bias"),
+                          Optional(running_mean, "running_mean"), Optional(running_var, "running_var"), b);
+  });
+}
+
+void of_pool2d_options_init(of_pool2d_options_t* options) {
+  if (options == nullptr) return;
+  *options = of_pool2d_options_t{};
+  options->struct_size = sizeof(of_pool2d_options_t);
+  options->dilation[0] = options->dilation[1] = 1;
+  options->count_include_pad = 1;
+}
+
+of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
+                           of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::MaxPool2d(In(x, "x"), PoolOptions(options)); });
+}
+
+of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
+                           of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::AvgPool2d(In(x, "x"), PoolOptions(options)); });
+}
+
+of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
+                                    of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::AdaptiveAvgPool2d(In(x, "x"), {out_h, out_w}); });
+}
+
+// ---- views and layout ---------------------------------------------------------------------------------
+
+of_status_t* of_reshape(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                        of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Reshape(In(x, "x"), Ints(dims, ndim, "dims")); });
+}
+
+of_status_t* of_view(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                     of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::View(In(x, "x"), Ints(dims, ndim, "dims")); });
+}
+
+of_status_t* of_flatten(of_session_t* session, const of_tensor_t* x, int64_t start_dim, int64_t end_dim,
+                        of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Flatten(In(x, "x"), start_dim, end_dim); });
+}
+
+of_status_t* of_squeeze(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                        of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Squeeze(In(x, "x"), Ints(dims, ndims, "dims")); });
+}
+
+of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Unsqueeze(In(x, "x"), dim); });
+}
+
+of_status_t* of_transpose(of_session_t* session, const of_tensor_t* x, int64_t dim0, int64_t dim1,
+                          of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Transpose(In(x, "x"), dim0, dim1); });
+}
+
+of_status_t* of_permute(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                        of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Permute(In(x, "x"), Ints(dims, ndims, "dims")); });
+}
+
+of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t length,
+                       of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Narrow(In(x, "x"), dim, start, length); });
+}
+
+of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
+                    of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Cat(TensorList(tensors, n), dim); });
+}
+
+of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
+                      of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Stack(TensorList(tensors, n), dim); });
+}
+
+of_status_t* of_expand(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                       of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Expand(In(x, "x"), Ints(dims, ndim, "dims")); });
+}
+
+// ---- softmax, losses, dropout, filled tensors -----------------------------------------------------------
+
+of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Softmax(In(x, "x"), dim); });
+}
+
+of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::LogSoftmax(In(x, "x"), dim); });
+}
+
+void of_loss_options_init(of_loss_options_t* options) {
+  if (options == nullptr) return;
+  *options = of_loss_options_t{};
+  options->struct_size = sizeof(of_loss_options_t);
+  options->reduction = OF_REDUCTION_MEAN;
+  options->ignore_index = -100;
+}
+
+of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
+                              const of_loss_options_t* options, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] {
+    const of_loss_options_t o = ReadOptions(options, of_loss_options_init, "options");
+    return ops::CrossEntropy(In(logits, "logits"), In(target, "target"), ReductionOf(o.reduction), o.ignore_index,
+                             o.label_smoothing);
+  });
+}
+
+of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
+                         const of_loss_options_t* options, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] {
+    const of_loss_options_t o = ReadOptions(options, of_loss_options_init, "options");
+    if (o.label_smoothing != 0.0) {
+      OF_THROW(InvalidArgument) << "options->label_smoothing is " << o.label_smoothing
+                                << "; nll_loss takes none (use of_cross_entropy)";
+    }
+    return ops::NllLoss(In(log_probs, "log_probs"), In(target, "target"), ReductionOf(o.reduction), o.ignore_index);
+  });
+}
+
+of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::Dropout(In(x, "x"), p, Flag(training, "training")); });
+}
+
+of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out) {
+  return Run(__func__, session, out, [&] { return ops::FullLike(In(x, "x"), value); });
+}
+
+// ---- the registry --------------------------------------------------------------------------------------
+
+of_status_t* of_op_count(size_t* out_count) {
+  return Guard(__func__, [&] { *Require(out_count, "out_count") = OpRegistry::Global().All().size(); });
+}
+
+of_status_t* of_op_name(size_t index, const char** out_name) {
+  return Guard(__func__, [&] {
+    Require(out_name, "out_name");
+    const std::vector<const OpDef*> all = OpRegistry::Global().All();
+    if (index >= all.size()) OF_THROW(OutOfRange) << "index " << index << " is past the " << all.size() << " ops";
+    *out_name = all[index]->name.c_str();  // the registry is never destroyed
+  });
+}
+
+}  // extern "C"

@@ -19,6 +19,36 @@ _Static_assert(offsetof(of_tensor_options_t, device_type) == 8, "tensor options 
 _Static_assert(offsetof(of_tensor_options_t, device_index) == 12, "tensor options layout");
 _Static_assert(sizeof(of_tensor_options_t) == 16, "tensor options size");
 
+_Static_assert(offsetof(of_conv2d_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_conv2d_options_t, stride) == 8, "conv2d options layout");
+_Static_assert(offsetof(of_conv2d_options_t, padding) == 24, "conv2d options layout");
+_Static_assert(offsetof(of_conv2d_options_t, dilation) == 40, "conv2d options layout");
+_Static_assert(offsetof(of_conv2d_options_t, groups) == 56, "conv2d options layout");
+_Static_assert(sizeof(of_conv2d_options_t) == 64, "conv2d options size");
+
+_Static_assert(offsetof(of_batch_norm_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_batch_norm_options_t, training) == 8, "batch norm options layout");
+_Static_assert(offsetof(of_batch_norm_options_t, momentum) == 16, "batch norm options layout");
+_Static_assert(offsetof(of_batch_norm_options_t, eps) == 24, "batch norm options layout");
+_Static_assert(sizeof(of_batch_norm_options_t) == 32, "batch norm options size");
+
+_Static_assert(offsetof(of_pool2d_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_pool2d_options_t, kernel_size) == 8, "pool2d options layout");
+_Static_assert(offsetof(of_pool2d_options_t, stride) == 24, "pool2d options layout");
+_Static_assert(offsetof(of_pool2d_options_t, padding) == 40, "pool2d options layout");
+_Static_assert(offsetof(of_pool2d_options_t, dilation) == 56, "pool2d options layout");
+_Static_assert(offsetof(of_pool2d_options_t, ceil_mode) == 72, "pool2d options layout");
+_Static_assert(offsetof(of_pool2d_options_t, count_include_pad) == 76, "pool2d options layout");
+_Static_assert(sizeof(of_pool2d_options_t) == 80, "pool2d options size");
+
+_Static_assert(offsetof(of_loss_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_loss_options_t, reduction) == 8, "loss options layout");
+_Static_assert(offsetof(of_loss_options_t, ignore_index) == 16, "loss options layout");
+_Static_assert(offsetof(of_loss_options_t, label_smoothing) == 24, "loss options layout");
+_Static_assert(sizeof(of_loss_options_t) == 32, "loss options size");
+_Static_assert(OF_REDUCTION_NONE == 0 && OF_REDUCTION_MEAN == 1 && OF_REDUCTION_SUM == 2,
+               "reductions are append-only");
+
 _Static_assert(OF_STATUS_OK == 0 && OF_STATUS_INVALID_ARGUMENT == 3 && OF_STATUS_NOT_FOUND == 5 &&
                    OF_STATUS_RESOURCE_EXHAUSTED == 8 && OF_STATUS_OUT_OF_RANGE == 11 &&
                    OF_STATUS_INTERNAL == 13 && OF_STATUS_UNAVAILABLE == 14 && OF_STATUS_DATA_LOSS == 15,

@@ -303,17 +303,480 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst,
 
 /*===--- ops ------------------------------------------------------------------------------===*/
 
+/* Every function of this section runs one op of the engine, eagerly.
+ *
+ *  Session   `session` is required (INVALID_ARGUMENT when NULL): kernels run on its thread pool and
+ *            random ops (dropout) draw from its generator. The result does not depend on the session
+ *            afterwards. Ops may be called from several threads at once, on one session or several.
+ *  Tensors   Input tensors are borrowed and never modified (batch_norm's running statistics in
+ *            training are the one exception, and say so); they must all be on one device. *out is a
+ *            new reference, released with of_tensor_release. View ops (reshape when the strides
+ *            allow, view, flatten, squeeze, unsqueeze, transpose, permute, narrow, expand; contiguous
+ *            of a contiguous tensor) return tensors that share the input's memory.
+ *  Broadcast Binary ops, where and the losses' shapes follow NumPy broadcasting: shapes are aligned
+ *            at their last dim and each pair of sizes must be equal or one of them 1.
+ *  Promotion The result dtype of a binary op is of_dtype_promote of its operands' dtypes. A scalar
+ *            operand (the *_scalar functions) is first made a 0-d tensor: of a's dtype when a is
+ *            floating, or when the scalar is integral and a is an integer type; int64 for an integral
+ *            scalar with a bool tensor; float32 otherwise (PyTorch's rule for Python scalars).
+ *  Dims      A dim argument may be negative, counting from the end (-1 is the last dim); it must
+ *            lie in [-ndim, ndim). Arrays of dims are (pointer, count); the pointer may be NULL only
+ *            when the count is 0. Eager tensors have concrete sizes: OF_DIM_UNKNOWN or a named symbol
+ *            in a target shape is INVALID_ARGUMENT.
+ *  Booleans  int32_t arguments named like flags take 0 or 1; other values are INVALID_ARGUMENT.
+ *  Autograd  While grad mode is on (of_grad_is_enabled) and an input requires grad, a differentiable
+ *            op records how to compute gradients: its result requires grad and is not a leaf.
+ *  Errors    INVALID_ARGUMENT names the op, the argument and the problem (shapes and dtypes
+ *            included: "add: cannot broadcast a (2, 3) with b (4, 3)"); UNIMPLEMENTED for a dtype
+ *            or device the op has no kernel for. On failure *out is untouched. */
+
+/* Elementwise binary ops (broadcasting, promoting): a + b, a - b, a * b, a / b, a ** b, max(a, b),
+ * min(a, b). of_div is true division: integer operands give float32. */
+OF_API of_status_t* of_add(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_sub(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_mul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_div(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_pow(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_maximum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_minimum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+
+/* The same with a scalar second operand (see Promotion above). */
+OF_API of_status_t* of_add_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_sub_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_mul_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_div_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_pow_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_maximum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_minimum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+
+/* Comparisons a > b, a >= b, a < b, a <= b, a == b, a != b (broadcasting; compared in the promoted
+ * dtype). Results are bool and not differentiable. */
+OF_API of_status_t* of_gt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_ge(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_lt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_le(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_eq(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_ne(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_gt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_ge_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_lt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_le_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_eq_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_ne_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+
+/* cond ? a : b elementwise. cond must be bool; cond, a and b broadcast together and a and b promote. */
+OF_API of_status_t* of_where(of_session_t* session, const of_tensor_t* cond, const of_tensor_t* a, const of_tensor_t* b,
+                             of_tensor_t** out);
+
+/* Logical and, or, not. Inputs of any dtype are read as truth values (non-zero is true); results
+ * are bool. */
+OF_API of_status_t* of_logical_and(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_logical_or(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_logical_not(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+
+/* Elementwise unary ops: -x, |x|, e^x, ln x, sqrt x, 1/sqrt x, max(x, 0), 1/(1+e^-x), tanh x.
+ * exp, log, sqrt, rsqrt, sigmoid, tanh (and gelu) keep a floating dtype and give float32 for integer
+ * and bool inputs; neg, abs and relu keep the input's dtype. */
+OF_API of_status_t* of_neg(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_abs(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_exp(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_log(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_sqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_rsqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_relu(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_sigmoid(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_tanh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+/* GELU: x * Phi(x) with the exact normal CDF, or with PyTorch's tanh approximation when
+ * tanh_approximation is 1. */
+OF_API of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out);
+/* x converted to `dtype` (any to any: floating to integer truncates toward zero, non-zero to bool is
+ * true). */
+OF_API of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out);
+
+/* Reductions over `dims` (ndims values, each dim at most once; ndims 0 = every dim, and dims may then
+ * be NULL). keepdim 1 keeps each reduced dim with size 1, 0 removes it. sum of bool and integer
+ * inputs gives int64; mean needs a floating input; max and min give the values (no indices). */
+OF_API of_status_t* of_sum(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           int32_t keepdim, of_tensor_t** out);
+OF_API of_status_t* of_mean(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                            int32_t keepdim, of_tensor_t** out);
+OF_API of_status_t* of_max(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           int32_t keepdim, of_tensor_t** out);
+OF_API of_status_t* of_min(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           int32_t keepdim, of_tensor_t** out);
+/* The index (int64) of the first maximum along `dim`. */
+OF_API of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim,
+                              of_tensor_t** out);
+/* Variance over `dims` (as of_sum) with Bessel's `correction`: sum((x - mean)^2) / (n - correction);
+ * 1 is the unbiased estimate, 0 the population variance. of_std is its square root. */
+OF_API of_status_t* of_var(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           int64_t correction, int32_t keepdim, of_tensor_t** out);
+OF_API of_status_t* of_std(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           int64_t correction, int32_t keepdim, of_tensor_t** out);
+
+/* Matrix product: 2-D (m, k) @ (k, n) -> (m, n); a 1-D operand is a vector as in NumPy; batched
+ * (..., m, k) @ (..., k, n) with broadcast batch dims. */
+OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+/* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). */
+OF_API of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                              const of_tensor_t* bias, of_tensor_t** out);
+
+/* Options of of_conv2d. Each pair is (height, width). */
+typedef struct of_conv2d_options_t {
+  size_t struct_size;  /* sizeof(of_conv2d_options_t), set by of_conv2d_options_init */
+  int64_t stride[2];   /* >= 1; default 1, 1 */
+  int64_t padding[2];  /* zeros added on both sides, >= 0; default 0, 0 */
+  int64_t dilation[2]; /* spacing of the kernel taps, >= 1; default 1, 1 */
+  int64_t groups;      /* >= 1, dividing both the input and the output channels; default 1 */
+} of_conv2d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_conv2d_options_init(of_conv2d_options_t* options);
+/* 2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), weight (O, C / groups, kH, kW),
+ * bias (O) or NULL; the result is (N, O, H', W') with
+ * H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down), W' alike.
+ * options may be NULL for the defaults. */
+OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                              const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out);
+
+/* Options of of_batch_norm. */
+typedef struct of_batch_norm_options_t {
+  size_t struct_size; /* sizeof(of_batch_norm_options_t), set by of_batch_norm_options_init */
+  int32_t training;   /* 1 (default): normalise with the batch statistics; 0: with the running ones */
+  double momentum;    /* running = (1 - momentum) * running + momentum * batch statistic; default 0.1 */
+  double eps;         /* added to the variance; > 0, default 1e-5 */
+} of_batch_norm_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
+/* Batch normalisation over channel dim 1 of x (N, C, ...): (x - mean) / sqrt(var + eps) * weight + bias.
+ * weight, bias, running_mean and running_var are (C) tensors, each may be NULL (weight 1, bias 0).
+ * Training: mean and (biased) var are the batch statistics; when running_mean and running_var are
+ * given they are UPDATED IN PLACE with `momentum` (the unbiased batch variance goes into
+ * running_var), so they must not be in use by another thread. Inference (training 0): the running
+ * statistics are required and used. options may be NULL for the defaults. */
+OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                                  const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
+                                  const of_batch_norm_options_t* options, of_tensor_t** out);
+
+/* Options of of_max_pool2d and of_avg_pool2d. Each pair is (height, width). */
+typedef struct of_pool2d_options_t {
+  size_t struct_size;        /* sizeof(of_pool2d_options_t), set by of_pool2d_options_init */
+  int64_t kernel_size[2];    /* required, >= 1: the default 0, 0 is an error */
+  int64_t stride[2];         /* >= 1; 0 (default) = that dim's kernel size */
+  int64_t padding[2];        /* >= 0 and at most half the kernel size; default 0, 0 */
+  int64_t dilation[2];       /* max pooling only; >= 1, default 1, 1 */
+  int32_t ceil_mode;         /* 1: round the output size up instead of down; default 0 */
+  int32_t count_include_pad; /* avg pooling: 1 (default) divides by the full window, padding
+                                included; 0 only by the input elements under it */
+} of_pool2d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_pool2d_options_init(of_pool2d_options_t* options);
+/* Max / average pooling of x (N, C, H, W) over kernel_size windows. options is required
+ * (it carries the kernel size). Output size per dim: (H + 2 * padding - dilation * (k - 1) - 1) /
+ * stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input or
+ * its left padding). */
+OF_API of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
+                                  of_tensor_t** out);
+OF_API of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
+                                  of_tensor_t** out);
+/* Average pooling of x (N, C, H, W) to (out_h, out_w) (each >= 1), windows chosen as
+ * PyTorch's: output cell i covers input rows [floor(i * H / out_h), ceil((i + 1) * H / out_h)). */
+OF_API of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
+                                           of_tensor_t** out);
+
+/* Views and layout. A target shape (dims, ndim) may hold one -1, inferred from the element count.
+ * of_reshape returns a view when the strides allow and a copy otherwise; of_view always returns a
+ * view and is INVALID_ARGUMENT when x's strides do not allow one (call of_contiguous first). */
+OF_API of_status_t* of_reshape(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                               of_tensor_t** out);
+OF_API of_status_t* of_view(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                            of_tensor_t** out);
+/* Merges dims start_dim..end_dim (inclusive) into one. */
+OF_API of_status_t* of_flatten(of_session_t* session, const of_tensor_t* x, int64_t start_dim, int64_t end_dim,
+                               of_tensor_t** out);
+/* Removes the listed dims, each of which must have size 1; ndims 0 removes every size-1 dim. */
+OF_API of_status_t* of_squeeze(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                               of_tensor_t** out);
+/* Inserts a size-1 dim at `dim`, in [-(ndim + 1), ndim + 1). */
+OF_API of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
+/* Swaps dims dim0 and dim1. */
+OF_API of_status_t* of_transpose(of_session_t* session, const of_tensor_t* x, int64_t dim0, int64_t dim1,
+                                 of_tensor_t** out);
+/* Reorders the dims: result dim i is x's dim dims[i]; dims is a permutation of x's ndim dims. */
+OF_API of_status_t* of_permute(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                               of_tensor_t** out);
+/* x laid out row-major: a new reference to x itself when it already is. */
+OF_API of_status_t* of_contiguous(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+/* Elements start .. start + length - 1 of dim `dim` (start may be negative, counted from the end). */
+OF_API of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t length,
+                              of_tensor_t** out);
+/* Concatenates the n >= 1 tensors (an array of n non-NULL handles, borrowed) along existing dim
+ * `dim`; all other sizes must agree and the dtypes promote. */
+OF_API of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
+                           of_tensor_t** out);
+/* Stacks the n >= 1 tensors, all of one shape, along a new dim `dim` in [-(ndim + 1), ndim + 1). */
+OF_API of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
+                             of_tensor_t** out);
+/* Broadcasts x's size-1 dims to the sizes in (dims, ndim), without copying: -1 keeps a dim, and new
+ * leading dims may be added. */
+OF_API of_status_t* of_expand(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
+                              of_tensor_t** out);
+
+/* softmax and log_softmax along `dim` (floating inputs), computed stably. */
+OF_API of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
+OF_API of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
+
+/* How a loss reduces its per-sample values. Append only. */
+typedef int32_t of_reduction_t;
+enum of_reduction {
+  OF_REDUCTION_NONE = 0, /* one value per sample, shape (N) */
+  OF_REDUCTION_MEAN = 1, /* the mean over the samples whose target is not ignore_index (0-d) */
+  OF_REDUCTION_SUM = 2   /* the sum (0-d) */
+};
+/* Options of the losses. */
+typedef struct of_loss_options_t {
+  size_t struct_size;       /* sizeof(of_loss_options_t), set by of_loss_options_init */
+  of_reduction_t reduction; /* OF_REDUCTION_*; default OF_REDUCTION_MEAN */
+  int64_t ignore_index;     /* samples with this target contribute nothing (and a 0 with NONE);
+                               default -100 */
+  double label_smoothing;   /* cross_entropy only, in [0, 1]: the target distribution puts
+                               1 - label_smoothing + label_smoothing / C on the class and
+                               label_smoothing / C on every other; default 0 */
+} of_loss_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_loss_options_init(of_loss_options_t* options);
+/* Cross-entropy of logits (N, C) (floating) against target (N) int64 class indices in [0, C) or
+ * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults). */
+OF_API of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
+                                     const of_loss_options_t* options, of_tensor_t** out);
+/* Negative log-likelihood of log_probs (N, C) (e.g. of_log_softmax's result) against target as for
+ * of_cross_entropy: -log_probs[i, target[i]]. label_smoothing must be 0 here. */
+OF_API of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
+                                const of_loss_options_t* options, of_tensor_t** out);
+
+/* Dropout: with training 1, zeroes each element with probability p (in [0, 1]) and scales the others
+ * by 1 / (1 - p), drawing from the session's generator (reproducible for a seed); with training 0 or
+ * p 0 the result equals x. */
+OF_API of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training,
+                               of_tensor_t** out);
+
+/* Tensors of x's shape, dtype and device filled with 0, 1 or `value` (which must be representable in
+ * the dtype, as for of_tensor_full). Not differentiable. */
+OF_API of_status_t* of_zeros_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_ones_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out);
+
+/* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
+ * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
+ * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
+ * the end. Thread-safe. */
+OF_API of_status_t* of_op_count(size_t* out_count);
+OF_API of_status_t* of_op_name(size_t index, const char** out_name);
+
 /*===--- end of ops -------------------------------------------------------------------------===*/
 
 /*===--- autograd ---------------------------------------------------------------------------===*/
+
+/* Eager autograd. A leaf tensor marked requires_grad (floating dtypes only) makes every
+ * differentiable op that uses it, while grad mode is on, record a node of the backward graph; the
+ * result is then a non-leaf tensor that requires grad. of_tensor_backward walks that graph from a
+ * root and ADDS the root's gradient with respect to each leaf that requires grad into the leaf's
+ * grad (it accumulates across calls; clear it with of_tensor_set_grad(t, NULL)).
+ *
+ * Threads: grad mode is a property of the CALLING THREAD (as in PyTorch), on by default on every
+ * thread. Go callers must runtime.LockOSThread() around a region that switches it off, since a
+ * goroutine may otherwise move to another thread in the middle. The autograd state of a tensor
+ * (requires_grad, grad, and the graph it roots) must not be used from two threads at once, and two
+ * backward calls through a shared part of a graph must not run at the same time. */
+
+/* Marks a leaf tensor as needing gradients (1) or not (0). INVALID_ARGUMENT for a non-leaf tensor
+ * (its requirement follows from its inputs: use of_tensor_detach) and for setting 1 on a tensor that
+ * is not floating. */
+OF_API of_status_t* of_tensor_set_requires_grad(of_tensor_t* tensor, int32_t requires_grad);
+/* 1 if gradients flow to or through the tensor, else 0. */
+OF_API of_status_t* of_tensor_requires_grad(const of_tensor_t* tensor, int32_t* out_requires_grad);
+/* 1 for a leaf (made by the user, by an op while grad mode was off or from inputs that do not
+ * require grad, or by of_tensor_detach), 0 for a tensor that an op recorded in the backward graph. */
+OF_API of_status_t* of_tensor_is_leaf(const of_tensor_t* tensor, int32_t* out_is_leaf);
+/* The tensor's accumulated gradient: a new reference (release it), or NULL when the tensor has no
+ * gradient yet (only leaves get one). The gradient tensor is never modified afterwards: a later
+ * backward stores a new one. */
+OF_API of_status_t* of_tensor_grad(const of_tensor_t* tensor, of_tensor_t** out_grad);
+/* Replaces the tensor's gradient by `grad` (borrowed: the tensor keeps its own reference to grad's
+ * data, without grad's autograd state), or clears it when grad is NULL (zero_grad). grad must have
+ * the tensor's shape, dtype and device (INVALID_ARGUMENT naming both otherwise). */
+OF_API of_status_t* of_tensor_set_grad(of_tensor_t* tensor, const of_tensor_t* grad);
+/* A new leaf tensor (new reference) sharing the tensor's data, that does not require grad and is
+ * outside every backward graph. */
+OF_API of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** out_tensor);
+/* Computes the gradients of `tensor` (which must require grad) and accumulates them into the leaves'
+ * grads. grad is the gradient of `tensor` (same shape, dtype and device; borrowed), or NULL for an
+ * implicit 1, which needs a tensor of one element (a scalar loss). Unless retain_graph is 1, the
+ * graph's saved tensors are freed as the walk goes, and a second backward through any part of it is
+ * FAILED_PRECONDITION. Backward ops run on `session`'s thread pool, with grad mode off. */
+OF_API of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tensor, const of_tensor_t* grad,
+                                       int32_t retain_graph);
+/* Switches grad mode on (1) or off (0) for the calling thread; *out_previous (when not NULL) receives
+ * the mode before the call, to restore it afterwards. While it is off, ops record nothing (no-grad
+ * evaluation, optimizer updates). */
+OF_API of_status_t* of_grad_set_enabled(int32_t enabled, int32_t* out_previous);
+/* The calling thread's grad mode: 1 (on, the default) or 0. */
+OF_API of_status_t* of_grad_is_enabled(int32_t* out_enabled);
 
 /*===--- end of autograd --------------------------------------------------------------------===*/
 
 /*===--- training: initialisers and optimizers ----------------------------------------------===*/
 
+/* Initialisers (PyTorch's torch.nn.init) fill `tensor` IN PLACE: a floating-point CPU tensor of any
+ * layout (borrowed; it must not be in use by another thread). The random ones draw from `session`'s
+ * generator (reproducible for a seed, whatever the thread count) and run on its thread pool. They
+ * write no autograd state. A zero-element tensor is left as it is. INVALID_ARGUMENT for a NULL
+ * session or tensor, a tensor that is not floating or not on the CPU, a non-finite parameter, and
+ * as each function says; a failed call writes nothing and leaves the generator alone. */
+
+/* Uniform in [a, b); a <= b. */
+OF_API of_status_t* of_init_uniform(of_session_t* session, of_tensor_t* tensor, double a, double b);
+/* Normal with mean `mean` and standard deviation `std` >= 0. */
+OF_API of_status_t* of_init_normal(of_session_t* session, of_tensor_t* tensor, double mean, double std);
+/* Every element `value`, which must be representable in the dtype (as for of_tensor_full). */
+OF_API of_status_t* of_init_constant(of_session_t* session, of_tensor_t* tensor, double value);
+
+/* Which fan the Kaiming initialisers divide by. For a weight (out, in, k...) such as a linear (out, in)
+ * or conv2d (O, I / groups, kH, kW) weight, fan_in = in * prod(k) and fan_out = out * prod(k); tensors
+ * with fewer than 2 dims have no fans (INVALID_ARGUMENT). Append only. */
+typedef int32_t of_fan_mode_t;
+enum of_fan_mode {
+  OF_FAN_MODE_FAN_IN = 0, /* preserves the variance of the activations in the forward pass */
+  OF_FAN_MODE_FAN_OUT = 1 /* preserves the variance of the gradients in the backward pass */
+};
+/* The nonlinearity that follows the layer, which sets the gain (PyTorch's calculate_gain). Append
+ * only. */
+typedef int32_t of_nonlinearity_t;
+enum of_nonlinearity {
+  OF_NONLINEARITY_LINEAR = 0,    /* gain 1 */
+  OF_NONLINEARITY_SIGMOID = 1,   /* gain 1 */
+  OF_NONLINEARITY_TANH = 2,      /* gain 5/3 */
+  OF_NONLINEARITY_RELU = 3,      /* gain sqrt(2) */
+  OF_NONLINEARITY_LEAKY_RELU = 4 /* gain sqrt(2 / (1 + a^2)) */
+};
+/* Options of the Kaiming (He) initialisers. */
+typedef struct of_kaiming_options_t {
+  size_t struct_size;              /* sizeof(of_kaiming_options_t), set by of_kaiming_options_init */
+  double a;                        /* negative slope of leaky_relu; default 0 */
+  of_fan_mode_t mode;              /* OF_FAN_MODE_*; default OF_FAN_MODE_FAN_IN */
+  of_nonlinearity_t nonlinearity;  /* OF_NONLINEARITY_*; default OF_NONLINEARITY_LEAKY_RELU */
+} of_kaiming_options_t;
+/* Fills `options` with the defaults (PyTorch's) and sets struct_size. NULL is ignored. */
+OF_API void of_kaiming_options_init(of_kaiming_options_t* options);
+/* std = gain / sqrt(fan): uniform in [-sqrt(3) * std, sqrt(3) * std), or normal(0, std).
+ * options may be NULL for the defaults; an unknown mode or nonlinearity is INVALID_ARGUMENT. */
+OF_API of_status_t* of_init_kaiming_uniform(of_session_t* session, of_tensor_t* tensor,
+                                            const of_kaiming_options_t* options);
+OF_API of_status_t* of_init_kaiming_normal(of_session_t* session, of_tensor_t* tensor,
+                                           const of_kaiming_options_t* options);
+/* Xavier (Glorot): std = gain * sqrt(2 / (fan_in + fan_out)), gain >= 0 (1 for PyTorch's default):
+ * uniform in [-sqrt(3) * std, sqrt(3) * std), or normal(0, std). */
+OF_API of_status_t* of_init_xavier_uniform(of_session_t* session, of_tensor_t* tensor, double gain);
+OF_API of_status_t* of_init_xavier_normal(of_session_t* session, of_tensor_t* tensor, double gain);
+
+/* Optimizers update a fixed list of parameters (leaf tensors) from their grads, with PyTorch's
+ * semantics. An optimizer holds a reference to each parameter (so they live at least as long as it)
+ * and its own state (momentum buffers, moment estimates). It is not thread-safe: one thread at a time
+ * may use it, and no other thread may use the parameters during of_optimizer_step. */
+typedef struct of_optimizer_t of_optimizer_t;
+
+/* Options of SGD. */
+typedef struct of_sgd_options_t {
+  size_t struct_size;  /* sizeof(of_sgd_options_t), set by of_sgd_options_init */
+  double lr;           /* learning rate, >= 0; default 0.001 */
+  double momentum;     /* >= 0; default 0 (no momentum buffer) */
+  double dampening;    /* default 0 */
+  double weight_decay; /* L2 penalty added to the gradient, >= 0; default 0 */
+  int32_t nesterov;    /* 1: Nesterov momentum (needs momentum > 0 and dampening 0); default 0 */
+} of_sgd_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_sgd_options_init(of_sgd_options_t* options);
+
+/* Options of Adam and AdamW. */
+typedef struct of_adam_options_t {
+  size_t struct_size;             /* sizeof(of_adam_options_t), set by of_adam_options_init */
+  double lr;                      /* learning rate, >= 0; default 0.001 */
+  double beta1;                   /* in [0, 1); default 0.9 */
+  double beta2;                   /* in [0, 1); default 0.999 */
+  double eps;                     /* >= 0; default 1e-8 */
+  double weight_decay;            /* >= 0; default 0 (PyTorch's AdamW uses 0.01) */
+  int32_t decoupled_weight_decay; /* 0 (default): Adam, weight decay added to the gradient;
+                                     1: AdamW, param *= 1 - lr * weight_decay before the update */
+} of_adam_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_adam_options_init(of_adam_options_t* options);
+
+/* Creates an optimizer over the n >= 1 parameters `params` (an array of n distinct, non-NULL handles;
+ * the optimizer retains each). Every parameter must be a contiguous float32 or float64 CPU leaf
+ * tensor (INVALID_ARGUMENT naming its index otherwise), and the options valid (INVALID_ARGUMENT
+ * naming the field); options may be NULL for the defaults. `session` is required and the optimizer
+ * does not depend on it afterwards. *out_optimizer is owned by the caller: free it with
+ * of_optimizer_free. */
+OF_API of_status_t* of_optimizer_sgd_create(of_session_t* session, of_tensor_t* const* params, size_t n,
+                                            const of_sgd_options_t* options, of_optimizer_t** out_optimizer);
+/* Adam, or AdamW with options->decoupled_weight_decay. Bias correction uses each parameter's own step
+ * count (the number of steps in which it had a grad). */
+OF_API of_status_t* of_optimizer_adam_create(of_session_t* session, of_tensor_t* const* params, size_t n,
+                                             const of_adam_options_t* options, of_optimizer_t** out_optimizer);
+/* Updates, in place, every parameter that has a grad (see of_tensor_grad), running on `session`'s
+ * thread pool with grad mode off; parameters without a grad are skipped and their state is not
+ * advanced. A grad whose dtype, shape or device differs from its parameter's is INVALID_ARGUMENT
+ * naming the parameter's index; all grads are checked before any parameter is updated. */
+OF_API of_status_t* of_optimizer_step(of_session_t* session, of_optimizer_t* optimizer);
+/* Clears every parameter's grad (sets it to none, as PyTorch's zero_grad). */
+OF_API of_status_t* of_optimizer_zero_grad(of_optimizer_t* optimizer);
+/* The learning rate used by the following steps (e.g. for a schedule): finite and >= 0. */
+OF_API of_status_t* of_optimizer_set_lr(of_optimizer_t* optimizer, double lr);
+OF_API of_status_t* of_optimizer_lr(const of_optimizer_t* optimizer, double* out_lr);
+/* Frees the optimizer and releases its references to the parameters. NULL is fine. */
+OF_API void of_optimizer_free(of_optimizer_t* optimizer);
+
 /*===--- end of training --------------------------------------------------------------------===*/
 
 /*===--- saving and loading: safetensors ----------------------------------------------------===*/
+
+/* Named tensors in the safetensors format (https://github.com/huggingface/safetensors), which
+ * PyTorch, JAX and the Hugging Face libraries read and write: an 8-byte little-endian header size N,
+ * N bytes of JSON {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...},
+ * then the tensors' bytes. Dtypes: BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64. Paths are NUL-terminated
+ * and passed to the C library as they are. Tensor names are NUL-terminated UTF-8.
+ *
+ * Errors name the file: NOT_FOUND or PERMISSION_DENIED when it cannot be opened; DATA_LOSS for a
+ * truncated or malformed file (bad header size or JSON, offsets outside the data, overlapping or not
+ * matching the dtype and shape, duplicate names); INVALID_ARGUMENT for a dtype this library lacks. */
+
+/* A list of named tensors, in file order. */
+typedef struct of_tensor_list_t of_tensor_list_t;
+/* The number of tensors; 0 for NULL. */
+OF_API size_t of_tensor_list_size(const of_tensor_list_t* list);
+/* The name of tensor `index`: NUL-terminated UTF-8, borrowed until the list is freed. OUT_OF_RANGE
+ * for an index >= the size. */
+OF_API of_status_t* of_tensor_list_name(const of_tensor_list_t* list, size_t index, const char** out_name);
+/* Tensor `index`: a new reference (release it); it outlives the list. OUT_OF_RANGE as above. */
+OF_API of_status_t* of_tensor_list_get(const of_tensor_list_t* list, size_t index, of_tensor_t** out_tensor);
+/* Frees the list and releases its references. NULL is fine. */
+OF_API void of_tensor_list_free(of_tensor_list_t* list);
+
+/* Writes the n tensors (borrowed; any layout) under the names names[i] (non-empty, distinct, UTF-8,
+ * not "__metadata__") in that order. The file is written under a temporary name next to `path` and
+ * then renamed over it, so a failed save leaves an existing file as it was. */
+OF_API of_status_t* of_safetensors_save(const char* path, const char* const* names, const of_tensor_t* const* tensors,
+                                        size_t n);
+/* Reads every tensor of the file onto `session`'s default device. *out_list is owned by the caller:
+ * free it with of_tensor_list_free. */
+OF_API of_status_t* of_safetensors_load(of_session_t* session, const char* path, of_tensor_list_t** out_list);
+/* Copies the file's tensors into the n existing tensors `tensors` (borrowed, modified in place: CPU
+ * tensors of any layout, or contiguous tensors on another device) by name, e.g. a model's parameters.
+ * Each must have the file's dtype and shape (INVALID_ARGUMENT naming the tensor and both). strict 1:
+ * every name must be in the file (NOT_FOUND otherwise) and every tensor of the file must be named
+ * (INVALID_ARGUMENT otherwise); strict 0: only the names present in both are copied. Everything is
+ * checked and read before the first tensor is written: a failed call modifies nothing. */
+OF_API of_status_t* of_safetensors_load_into(const char* path, const char* const* names, of_tensor_t* const* tensors,
+                                             size_t n, int32_t strict);
 
 /*===--- end of saving and loading ----------------------------------------------------------===*/
 
