@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages oneflow_c needs, idempotently: it asks apt-get only for what is missing.
-# Usage: scripts/install-deps.sh            (as root, or with sudo available)
+# Usage: scripts/install-deps.sh [--bench]  (as root, or with sudo available)
+#   --bench  also installs Debian's PyTorch and torchvision, the comparison of bench/compare_cpu.py
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,9 @@ packages=(
   zlib1g-dev                                 # gzip-compressed IDX files
   dataset-fashion-mnist                      # the training example's data
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-torchvision)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
