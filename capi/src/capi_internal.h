@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/dtype.h"
 #include "core/common/error.h"
@@ -81,6 +82,20 @@ inline Symbol<DType> Unwrap(const of_dtype_t* d, std::string_view name = "dtype"
 inline of_tensor_t* Wrap(TensorPtr t) { return reinterpret_cast<of_tensor_t*>(t.Detach()); }
 inline const Tensor& Unwrap(const of_tensor_t* t, std::string_view name = "tensor") {
   return *reinterpret_cast<const Tensor*>(Require(t, name));
+}
+
+// A borrowed input handle as the TensorPtr the engine takes (one more reference for the call's length).
+inline TensorPtr Borrow(const of_tensor_t* t, std::string_view name) {
+  return TensorPtr(const_cast<Tensor*>(&Unwrap(t, name)));
+}
+// A (pointer, count) array of handles; each must be set and is named "<name>[i]" in errors.
+template <typename Handle>
+std::vector<TensorPtr> BorrowList(Handle const* handles, size_t n, std::string_view name) {
+  if (n > 0) Require(handles, name);
+  std::vector<TensorPtr> list;
+  list.reserve(n);
+  for (size_t i = 0; i < n; ++i) list.push_back(Borrow(handles[i], std::string(name) + "[" + std::to_string(i) + "]"));
+  return list;
 }
 
 }  // namespace oneflow::capi

@@ -10,6 +10,8 @@
 #include "core/ops/ops.h"
 
 using namespace oneflow;
+using capi::Borrow;
+using capi::BorrowList;
 using capi::Flag;
 using capi::Guard;
 using capi::ReadOptions;
@@ -19,12 +21,8 @@ using capi::Wrap;
 
 namespace {
 
-// A borrowed input handle as the TensorPtr the ops take (one more reference for the call's length).
-TensorPtr In(const of_tensor_t* t, std::string_view name) {
-  return TensorPtr(const_cast<Tensor*>(&Unwrap(t, name)));
-}
 // An input that may be NULL (bias, running statistics).
-TensorPtr Optional(const of_tensor_t* t, std::string_view name) { return t == nullptr ? TensorPtr() : In(t, name); }
+TensorPtr Optional(const of_tensor_t* t, std::string_view name) { return t == nullptr ? TensorPtr() : Borrow(t, name); }
 
 // A (pointer, count) array of int64_t; the pointer may be NULL only when the count is 0.
 std::vector<int64_t> Ints(const int64_t* values, size_t n, std::string_view name) {
@@ -33,13 +31,6 @@ std::vector<int64_t> Ints(const int64_t* values, size_t n, std::string_view name
   return {values, values + n};
 }
 
-std::vector<TensorPtr> TensorList(const of_tensor_t* const* tensors, size_t n) {
-  if (n > 0) Require(tensors, "tensors");
-  std::vector<TensorPtr> list;
-  list.reserve(n);
-  for (size_t i = 0; i < n; ++i) list.push_back(In(tensors[i], "tensors[" + std::to_string(i) + "]"));
-  return list;
-}
 
 // The common body of every op function: checks session and out, runs `op` in the session's scope and
 // hands its result to the caller as a new reference.
@@ -87,15 +78,15 @@ extern "C" {
 
 #define OF_BINARY_OP(name, Fn)                                                                          \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(In(a, "a"), In(b, "b")); });               \
+    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(a, "a"), Borrow(b, "b")); });               \
   }
 #define OF_SCALAR_OP(name, Fn)                                                                      \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(In(a, "a"), b); });                    \
+    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(a, "a"), b); });                    \
   }
 #define OF_UNARY_OP(name, Fn)                                                                \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(In(x, "x")); });                \
+    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(x, "x")); });                \
   }
 
 OF_BINARY_OP(add, Add)
@@ -148,16 +139,16 @@ OF_UNARY_OP(ones_like, OnesLike)
 
 of_status_t* of_where(of_session_t* session, const of_tensor_t* cond, const of_tensor_t* a, const of_tensor_t* b,
                       of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Where(In(cond, "cond"), In(a, "a"), In(b, "b")); });
+  return Run(__func__, session, out, [&] { return ops::Where(Borrow(cond, "cond"), Borrow(a, "a"), Borrow(b, "b")); });
 }
 
 of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out) {
   return Run(__func__, session, out,
-             [&] { return ops::Gelu(In(x, "x"), Flag(tanh_approximation, "tanh_approximation")); });
+             [&] { return ops::Gelu(Borrow(x, "x"), Flag(tanh_approximation, "tanh_approximation")); });
 }
 
 of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Cast(In(x, "x"), Unwrap(dtype)); });
+  return Run(__func__, session, out, [&] { return ops::Cast(Borrow(x, "x"), Unwrap(dtype)); });
 }
 
 // ---- reductions -------------------------------------------------------------------------------------
@@ -166,13 +157,13 @@ of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,      \
                          int32_t keepdim, of_tensor_t** out) {                                                \
     return Run(__func__, session, out,                                                                       \
-               [&] { return ops::Fn(In(x, "x"), Ints(dims, ndims, "dims"), Flag(keepdim, "keepdim")); });   \
+               [&] { return ops::Fn(Borrow(x, "x"), Ints(dims, ndims, "dims"), Flag(keepdim, "keepdim")); });   \
   }
 #define OF_MOMENT_OP(name, Fn)                                                                          \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims, \
                          int64_t correction, int32_t keepdim, of_tensor_t** out) {                       \
     return Run(__func__, session, out, [&] {                                                            \
-      return ops::Fn(In(x, "x"), Ints(dims, ndims, "dims"), correction, Flag(keepdim, "keepdim"));       \
+      return ops::Fn(Borrow(x, "x"), Ints(dims, ndims, "dims"), correction, Flag(keepdim, "keepdim"));       \
     });                                                                                                 \
   }
 
@@ -187,19 +178,19 @@ OF_MOMENT_OP(std, Std)
 #undef OF_MOMENT_OP
 
 of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Argmax(In(x, "x"), dim, Flag(keepdim, "keepdim")); });
+  return Run(__func__, session, out, [&] { return ops::Argmax(Borrow(x, "x"), dim, Flag(keepdim, "keepdim")); });
 }
 
 // ---- linear algebra, convolution, normalisation, pooling ----------------------------------------------
 
 of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Matmul(In(a, "a"), In(b, "b")); });
+  return Run(__func__, session, out, [&] { return ops::Matmul(Borrow(a, "a"), Borrow(b, "b")); });
 }
 
 of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                        const of_tensor_t* bias, of_tensor_t** out) {
   return Run(__func__, session, out,
-             [&] { return ops::Linear(In(x, "x"), In(weight, "weight"), Optional(bias, "bias")); });
+             [&] { return ops::Linear(Borrow(x, "x"), Borrow(weight, "weight"), Optional(bias, "bias")); });
 }
 
 void of_conv2d_options_init(of_conv2d_options_t* options) {
@@ -220,7 +211,7 @@ of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_ten
     c.padding = {o.padding[0], o.padding[1]};
     c.dilation = {o.dilation[0], o.dilation[1]};
     c.groups = o.groups;
-    return ops::Conv2d(In(x, "x"), In(weight, "weight"), Optional(bias, "bias"), c);
+    return ops::Conv2d(Borrow(x, "x"), Borrow(weight, "weight"), Optional(bias, "bias"), c);
   });
 }
 
@@ -242,7 +233,7 @@ of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of
     b.training = Flag(o.training, "options->training");
     b.momentum = o.momentum;
     b.eps = o.eps;
-    return ops::BatchNorm(In(x, "x"), Optional(weight, "weight"), Optional(bias, "bias"),
+    return ops::BatchNorm(Borrow(x, "x"), Optional(weight, "weight"), Optional(bias, "bias"),
                           Optional(running_mean, "running_mean"), Optional(running_var, "running_var"), b);
   });
 }
@@ -257,83 +248,83 @@ void of_pool2d_options_init(of_pool2d_options_t* options) {
 
 of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                            of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::MaxPool2d(In(x, "x"), PoolOptions(options)); });
+  return Run(__func__, session, out, [&] { return ops::MaxPool2d(Borrow(x, "x"), PoolOptions(options)); });
 }
 
 of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                            of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::AvgPool2d(In(x, "x"), PoolOptions(options)); });
+  return Run(__func__, session, out, [&] { return ops::AvgPool2d(Borrow(x, "x"), PoolOptions(options)); });
 }
 
 of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
                                     of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::AdaptiveAvgPool2d(In(x, "x"), {out_h, out_w}); });
+  return Run(__func__, session, out, [&] { return ops::AdaptiveAvgPool2d(Borrow(x, "x"), {out_h, out_w}); });
 }
 
 // ---- views and layout ---------------------------------------------------------------------------------
 
 of_status_t* of_reshape(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
                         of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Reshape(In(x, "x"), Ints(dims, ndim, "dims")); });
+  return Run(__func__, session, out, [&] { return ops::Reshape(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 of_status_t* of_view(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
                      of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::View(In(x, "x"), Ints(dims, ndim, "dims")); });
+  return Run(__func__, session, out, [&] { return ops::View(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 of_status_t* of_flatten(of_session_t* session, const of_tensor_t* x, int64_t start_dim, int64_t end_dim,
                         of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Flatten(In(x, "x"), start_dim, end_dim); });
+  return Run(__func__, session, out, [&] { return ops::Flatten(Borrow(x, "x"), start_dim, end_dim); });
 }
 
 of_status_t* of_squeeze(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
                         of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Squeeze(In(x, "x"), Ints(dims, ndims, "dims")); });
+  return Run(__func__, session, out, [&] { return ops::Squeeze(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
 }
 
 of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Unsqueeze(In(x, "x"), dim); });
+  return Run(__func__, session, out, [&] { return ops::Unsqueeze(Borrow(x, "x"), dim); });
 }
 
 of_status_t* of_transpose(of_session_t* session, const of_tensor_t* x, int64_t dim0, int64_t dim1,
                           of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Transpose(In(x, "x"), dim0, dim1); });
+  return Run(__func__, session, out, [&] { return ops::Transpose(Borrow(x, "x"), dim0, dim1); });
 }
 
 of_status_t* of_permute(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
                         of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Permute(In(x, "x"), Ints(dims, ndims, "dims")); });
+  return Run(__func__, session, out, [&] { return ops::Permute(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
 }
 
 of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t length,
                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Narrow(In(x, "x"), dim, start, length); });
+  return Run(__func__, session, out, [&] { return ops::Narrow(Borrow(x, "x"), dim, start, length); });
 }
 
 of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
                     of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Cat(TensorList(tensors, n), dim); });
+  return Run(__func__, session, out, [&] { return ops::Cat(BorrowList(tensors, n, "tensors"), dim); });
 }
 
 of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
                       of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Stack(TensorList(tensors, n), dim); });
+  return Run(__func__, session, out, [&] { return ops::Stack(BorrowList(tensors, n, "tensors"), dim); });
 }
 
 of_status_t* of_expand(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Expand(In(x, "x"), Ints(dims, ndim, "dims")); });
+  return Run(__func__, session, out, [&] { return ops::Expand(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 // ---- softmax, losses, dropout, filled tensors -----------------------------------------------------------
 
 of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Softmax(In(x, "x"), dim); });
+  return Run(__func__, session, out, [&] { return ops::Softmax(Borrow(x, "x"), dim); });
 }
 
 of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::LogSoftmax(In(x, "x"), dim); });
+  return Run(__func__, session, out, [&] { return ops::LogSoftmax(Borrow(x, "x"), dim); });
 }
 
 void of_loss_options_init(of_loss_options_t* options) {
@@ -348,7 +339,7 @@ of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, 
                               const of_loss_options_t* options, of_tensor_t** out) {
   return Run(__func__, session, out, [&] {
     const of_loss_options_t o = ReadOptions(options, of_loss_options_init, "options");
-    return ops::CrossEntropy(In(logits, "logits"), In(target, "target"), ReductionOf(o.reduction), o.ignore_index,
+    return ops::CrossEntropy(Borrow(logits, "logits"), Borrow(target, "target"), ReductionOf(o.reduction), o.ignore_index,
                              o.label_smoothing);
   });
 }
@@ -361,16 +352,16 @@ of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, co
       OF_THROW(InvalidArgument) << "options->label_smoothing is " << o.label_smoothing
                                 << "; nll_loss takes none (use of_cross_entropy)";
     }
-    return ops::NllLoss(In(log_probs, "log_probs"), In(target, "target"), ReductionOf(o.reduction), o.ignore_index);
+    return ops::NllLoss(Borrow(log_probs, "log_probs"), Borrow(target, "target"), ReductionOf(o.reduction), o.ignore_index);
   });
 }
 
 of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Dropout(In(x, "x"), p, Flag(training, "training")); });
+  return Run(__func__, session, out, [&] { return ops::Dropout(Borrow(x, "x"), p, Flag(training, "training")); });
 }
 
 of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::FullLike(In(x, "x"), value); });
+  return Run(__func__, session, out, [&] { return ops::FullLike(Borrow(x, "x"), value); });
 }
 
 // ---- the registry --------------------------------------------------------------------------------------

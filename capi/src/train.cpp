@@ -8,6 +8,8 @@
 #include "core/train/optimizer.h"
 
 using namespace oneflow;
+using capi::Borrow;
+using capi::BorrowList;
 using capi::Flag;
 using capi::Guard;
 using capi::ReadOptions;
@@ -20,10 +22,6 @@ struct of_optimizer_t {
 
 namespace {
 
-// A borrowed tensor handle as a TensorPtr (one more reference for the call's length).
-TensorPtr Borrow(const of_tensor_t* t, std::string_view name) {
-  return TensorPtr(const_cast<Tensor*>(&Unwrap(t, name)));
-}
 
 // The body of the initialisers: runs fill(tensor) in the session's scope.
 template <typename Fill>
@@ -60,13 +58,6 @@ init::KaimingOptions KaimingFromC(const of_kaiming_options_t* options) {
   return k;
 }
 
-std::vector<TensorPtr> Params(of_tensor_t* const* params, size_t n) {
-  if (n > 0) Require(params, "params");
-  std::vector<TensorPtr> list;
-  list.reserve(n);
-  for (size_t i = 0; i < n; ++i) list.push_back(Borrow(params[i], "params[" + std::to_string(i) + "]"));
-  return list;
-}
 
 // The body of the optimizer constructors: makes the optimizer in the session's scope.
 template <typename Make>
@@ -157,7 +148,7 @@ of_status_t* of_optimizer_sgd_create(of_session_t* session, of_tensor_t* const* 
                          .dampening = o.dampening,
                          .weight_decay = o.weight_decay,
                          .nesterov = Flag(o.nesterov, "options->nesterov")};
-    return std::make_unique<SGD>(Params(params, n), sgd);
+    return std::make_unique<SGD>(BorrowList(params, n, "params"), sgd);
   });
 }
 
@@ -171,7 +162,7 @@ of_status_t* of_optimizer_adam_create(of_session_t* session, of_tensor_t* const*
                            .eps = o.eps,
                            .weight_decay = o.weight_decay,
                            .decoupled_weight_decay = Flag(o.decoupled_weight_decay, "options->decoupled_weight_decay")};
-    return std::make_unique<Adam>(Params(params, n), adam);
+    return std::make_unique<Adam>(BorrowList(params, n, "params"), adam);
   });
 }
 

@@ -183,15 +183,6 @@ TEST(Conv2d, ThreadCountsAndConcurrentCallers) {
   for (std::thread& t : callers) t.join();
 }
 
-void ExpectError(const std::function<void()>& fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
-    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message();
-  }
-}
 
 TEST(Conv2d, Errors) {
   const auto f32 = DType::Float32();

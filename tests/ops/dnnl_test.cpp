@@ -156,15 +156,6 @@ TEST(Matmul, Gradients) {
                        {leaf({3, 4}), leaf({4})});
 }
 
-void ExpectError(const std::function<void()>& fn, StatusCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message();
-  }
-}
 
 TEST(Matmul, Errors) {
   const TensorPtr a = RandomTensor(DType::Float32(), {2, 3}), b = RandomTensor(DType::Float32(), {4, 5});

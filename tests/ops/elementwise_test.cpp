@@ -436,15 +436,6 @@ TEST(ElementwiseLogic, AnyDTypeIsReadAsTruth) {
 }
 
 // ---- errors ---------------------------------------------------------------------------------------
-void ExpectError(const std::function<void()>& fn, StatusCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message() << " lacks " << p;
-  }
-}
 
 TEST(ElementwiseErrors, BadInputs) {
   const TensorPtr a = Random(DType::Float32(), {3, 4}, -1, 1), b = Random(DType::Float32(), {5}, -1, 1);

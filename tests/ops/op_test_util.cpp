@@ -156,6 +156,20 @@ int64_t BroadcastIndex(const std::vector<int64_t>& index, const Shape& from, con
   return flat;
 }
 
+void ExpectError(const std::function<void()>& fn, StatusCode code, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.message();
+    for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << e.message() << " lacks " << p;
+  }
+}
+
+void ExpectError(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  ExpectError(fn, StatusCode::kInvalidArgument, parts);
+}
+
 void ExpectGradientsMatch(const std::function<TensorPtr(const std::vector<TensorPtr>&)>& fn,
                           const std::vector<TensorPtr>& inputs, double eps, double tol) {
   TensorPtr y = fn(inputs);

@@ -43,6 +43,11 @@ int64_t Ravel(const std::vector<int64_t>& index, const Shape& shape);
 // The flat index in `from` (broadcast to `to`) of the element at `index` of `to`.
 int64_t BroadcastIndex(const std::vector<int64_t>& index, const Shape& from, const Shape& to);
 
+// fn() must throw oneflow::Error with `code` (InvalidArgument when not given) and a message containing
+// every one of `parts`.
+void ExpectError(const std::function<void()>& fn, StatusCode code, const std::vector<std::string>& parts);
+void ExpectError(const std::function<void()>& fn, const std::vector<std::string>& parts);
+
 // Checks fn's gradients w.r.t. every input that requires grad against central finite differences of
 // <fn(x), w> for a random w. Inputs should be float64 leaves. Returns after EXPECTs.
 void ExpectGradientsMatch(const std::function<TensorPtr(const std::vector<TensorPtr>&)>& fn,

@@ -188,16 +188,6 @@ TEST(AdamUpdate, HandComputedFirstStepAndAdamWDifference) {
   ExpectTensorNear(m, kF64, Shape{1}, {0.5 * (1 - 0.9 * 0.9 * 0.9)}, 1e-14, 1e-14);
 }
 
-template <typename Fn>
-void ExpectError(Fn&& fn, StatusCode code, std::initializer_list<std::string_view> words) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    for (std::string_view w : words) EXPECT_NE(e.message().find(w), std::string::npos) << e.message();
-  }
-}
 
 TEST(SgdUpdate, Errors) {
   TensorPtr p = RandomTensor(kF32, Shape{2, 3});

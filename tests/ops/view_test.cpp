@@ -84,17 +84,6 @@ void ExpectRef(const TensorPtr& t, Symbol<DType> dtype, const Ref& want) {
 
 bool SameStorage(const TensorPtr& a, const TensorPtr& b) { return a->storage() == b->storage(); }
 
-// The error `fn` throws: InvalidArgument, with every fragment in its message.
-void ExpectError(const std::function<void()>& fn, std::initializer_list<std::string_view> fragments) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one mentioning " << *fragments.begin();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
-    for (std::string_view f : fragments)
-      EXPECT_NE(e.message().find(f), std::string::npos) << "'" << f << "' not in: " << e.message();
-  }
-}
 
 TensorPtr Leaf(const Shape& shape) {
   TensorPtr t = RandomTensor(DType::Float64(), shape);

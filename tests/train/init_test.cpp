@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/ops/op_test_util.h"
 #include "core/session/session.h"
 #include "core/tensor/factory.h"
 #include "core/train/init.h"
@@ -56,16 +57,7 @@ class InitTest : public ::testing::Test {
   SessionScope scope_{session_};
 };
 
-template <typename Fn>
-void ExpectError(Fn&& fn, std::initializer_list<std::string_view> words) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.message();
-    for (std::string_view w : words) EXPECT_NE(e.message().find(w), std::string::npos) << e.message();
-  }
-}
+using ::oneflow::test::ExpectError;
 
 TEST(CalculateFans, LinearAndConvWeightsAsPyTorch) {
   // nn.Linear(5, 3).weight is (3, 5): fan_in 5, fan_out 3.

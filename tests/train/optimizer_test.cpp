@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/ops/op_test_util.h"
 #include "core/autograd/autograd.h"
 #include "core/ops/ops.h"
 #include "core/session/session.h"
@@ -49,17 +50,7 @@ TensorPtr Param(const std::vector<double>& v) {
   return p;
 }
 
-template <typename Fn>
-void ExpectError(Fn&& fn, std::initializer_list<std::string_view> words,
-                 StatusCode code = StatusCode::kInvalidArgument) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.message();
-    for (std::string_view w : words) EXPECT_NE(e.message().find(w), std::string::npos) << e.message();
-  }
-}
+using ::oneflow::test::ExpectError;
 
 TEST(SGD, MomentumStepsByHand) {
   // lr 0.1, momentum 0.9. Gradients [0.5, -1], [0.25, 0.5], [0, 1]:
