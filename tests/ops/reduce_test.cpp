@@ -470,7 +470,8 @@ TEST(ReduceInference, SymbolicDims) {
   EXPECT_EQ(InferOf("max", {x}, {{"dims", std::vector<int64_t>{-1}}})[0].shape, (Shape{n, Dim::Unknown()}));
   EXPECT_EQ(InferOf("argmax", {x}, {{"dim", int64_t{0}}})[0].dtype, DType::Int64());
   EXPECT_EQ(InferOf("sum", {{DType::Bool(), Shape{n}, Device::CPU()}}, {})[0].dtype, DType::Int64());
-  const auto raw = Shape{Dim::Unknown(), 1}.raw();
+  const Shape target{Dim::Unknown(), 1};
+  const auto raw = target.raw();
   EXPECT_EQ(InferOf("sum_to_shape", {x}, {{"shape", std::vector<int64_t>(raw.begin(), raw.end())}})[0].shape,
             (Shape{Dim::Unknown(), 1}));
   EXPECT_EQ(InferOf("broadcast_like", {{DType::Float32(), Shape{n}, Device::CPU()}, x},
