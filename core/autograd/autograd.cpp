@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/op/dispatch.h"
 #include "core/ops/ops.h"
 
 namespace oneflow {
@@ -83,6 +84,13 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
   std::unordered_map<GradNode*, std::vector<TensorPtr>> pending;  // node -> gradients of its outputs
   std::vector<std::shared_ptr<GradNode>> root_nodes;
   auto accumulate_leaf = [](const TensorPtr& leaf, const TensorPtr& g) {
+    if (g->is_lazy()) {
+      // A backward traced into a graph: the gradient is a graph value, kept by the graph builder.
+      OpInterceptor* builder = OpInterceptor::Current();
+      OF_CHECK(builder != nullptr) << "backward: a lazy gradient outside its graph's build";
+      builder->AccumulateLeafGrad(leaf, g);
+      return;
+    }
     leaf->set_grad(leaf->grad() ? ops::Add(leaf->grad(), g) : g);
   };
   auto add_into = [](TensorPtr& slot, const TensorPtr& g) { slot = slot ? ops::Add(slot, g) : g; };

@@ -7,6 +7,9 @@
 // order, calls each op's backward function (with grad mode off) and adds leaf gradients into .grad
 // (out of place: a .grad tensor is never written after it has been handed out).
 //
+// In a graph build (core/graph) the same engine runs over lazy tensors: the backward ops become graph
+// nodes, and the gradients of eager leaves (parameters) go to the graph builder, not to their .grad.
+//
 // Grad mode is per thread (like PyTorch's): NoGradGuard switches it off for a scope.
 #pragma once
 

@@ -546,6 +546,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
 
 // The tensor's bytes in row-major order: its own memory when it is a contiguous CPU tensor.
 TensorPtr HostContiguous(const TensorPtr& t) {
+  CheckEager(*t, "the tensor to save");
   if (t->device().type == DeviceType::kCPU) return MakeContiguous(t, &Session::Current().thread_pool());
   OF_CHECK(t->is_contiguous()) << "a strided tensor on " << t->device() << " cannot be saved; make it contiguous";
   TensorPtr host = Empty(t->dtype(), t->shape(), Device::CPU());
@@ -647,6 +648,7 @@ void LoadInto(const std::string& path, const NamedTensors& targets, bool strict)
   for (size_t i = 0; i < targets.size(); ++i) {
     const auto& [name, t] = targets[i];
     OF_CHECK(t) << "target '" << name << "' is null";
+    CheckEager(*t, "target '" + name + "'");
     OF_CHECK(by_name.emplace(name, i).second) << "the name '" << name << "' is given to more than one target";
     OF_CHECK(t->device().type == DeviceType::kCPU || t->is_contiguous())
         << "target '" << name << "' on " << t->device() << " must be contiguous";

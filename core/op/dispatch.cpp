@@ -1,5 +1,7 @@
 #include "core/op/dispatch.h"
 
+#include <utility>
+
 #include "core/autograd/autograd.h"
 #include "core/session/session.h"
 #include "core/tensor/copy.h"
@@ -48,6 +50,12 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
   std::vector<TensorMeta> in_metas(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) continue;
+    if (inputs[i]->is_lazy()) {
+      const std::string& name = i < op.inputs.size() ? op.inputs[i] : op.inputs.back();
+      OF_THROW(FailedPrecondition) << "input '" << name << "' is a lazy tensor of " << GraphLabel(inputs[i]->lazy_graph())
+                                   << ": it can be used only by ops while that graph is being built on this "
+                                      "thread and session";
+    }
     in_metas[i] = MetaOf(*inputs[i]);
     if (!have_device) {
       device = inputs[i]->device();
@@ -96,13 +104,14 @@ std::vector<TensorPtr> Apply(const OpDef& op, std::vector<TensorPtr> inputs, Att
   try {
     CheckInputs(op, inputs);
     CheckAttrs(op, attrs);
-    if (current_interceptor != nullptr) return current_interceptor->Intercept(op, std::move(inputs), attrs);
     // Autograd sees the caller's tensors, not the contiguous copies the kernel may get.
     const bool record = op.backward != nullptr && GradMode::is_enabled() &&
                         std::any_of(inputs.begin(), inputs.end(), [](const TensorPtr& t) { return t && t->requires_grad(); });
     std::vector<TensorPtr> original;
     if (record) original = inputs;
-    std::vector<TensorPtr> outputs = RunEager(op, inputs, attrs);
+    OpInterceptor* interceptor = OpInterceptor::Current();
+    std::vector<TensorPtr> outputs =
+        interceptor != nullptr ? interceptor->Intercept(op, std::move(inputs), attrs) : RunEager(op, inputs, attrs);
     if (record) RecordGradNode(op, attrs, original, outputs);
     return outputs;
   } catch (const Error& e) {
@@ -115,7 +124,13 @@ TensorPtr Apply1(const OpDef& op, std::vector<TensorPtr> inputs, Attrs attrs) {
   return Apply(op, std::move(inputs), std::move(attrs))[0];
 }
 
-OpInterceptor* OpInterceptor::Current() { return current_interceptor; }
+OpInterceptor* OpInterceptor::Current() {
+  return current_interceptor != nullptr && current_interceptor->Active() ? current_interceptor : nullptr;
+}
+
+OpInterceptor* OpInterceptor::Install(OpInterceptor* interceptor) {
+  return std::exchange(current_interceptor, interceptor);
+}
 
 OpInterceptorScope::OpInterceptorScope(OpInterceptor* interceptor) : previous_(current_interceptor) {
   current_interceptor = interceptor;

@@ -30,6 +30,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterNnOps(*r);
     RegisterViewOps(*r);
     RegisterDnnlOps(*r);
+    RegisterFusedOps(*r);
     RegisterOptimizerOps(*r);
     return r;
   }();

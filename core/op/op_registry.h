@@ -94,6 +94,9 @@ struct OpDef {
   int dtype_input = 0;               // whose dtype selects the kernel
   bool strided_inputs = false;       // kernels handle any strides; else dispatch makes inputs contiguous
   std::vector<int> mutated_inputs{};   // inputs the kernel writes in place (running stats, parameters)
+  // Whether a call with these attributes writes its mutated_inputs (batch_norm only in training);
+  // null: every call does. The graph keeps calls that write as side effects.
+  bool (*writes_inputs)(const Attrs& attrs) = nullptr;
 
   bool IsOptionalInput(size_t i) const;
   const KernelDef* FindKernel(DeviceType device, Symbol<DType> dtype) const;

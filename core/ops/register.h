@@ -10,5 +10,6 @@ void RegisterReduceOps(OpRegistry& registry);       // core/ops/reduce.cpp
 void RegisterNnOps(OpRegistry& registry);           // core/ops/nn.cpp: softmax, losses, dropout
 void RegisterViewOps(OpRegistry& registry);         // core/ops/view.cpp: views, cat, stack, contiguous
 void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, conv2d, batch_norm, pooling
+void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
 }  // namespace oneflow

@@ -7,14 +7,14 @@
 
 namespace oneflow {
 
-void FreeTensorStore::Add(uint64_t graph_id, std::string name, TensorPtr tensor) {
+void FreeTensorStore::Add(uint64_t graph_id, std::string name, TensorPtr tensor, bool trainable) {
   OF_CHECK(tensor) << "free tensor '" << name << "' is null";
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Entry>& entries = by_graph_[graph_id];
   for (const Entry& e : entries) {
     if (e.name == name) OF_THROW(AlreadyExists) << "graph " << graph_id << " already has a free tensor named '" << name << "'";
   }
-  entries.push_back(Entry{std::move(name), std::move(tensor)});
+  entries.push_back(Entry{std::move(name), std::move(tensor), trainable});
 }
 
 std::string FreeTensorStore::Find(uint64_t graph_id, const Tensor* tensor) const {
@@ -30,7 +30,9 @@ std::string FreeTensorStore::Find(uint64_t graph_id, const Tensor* tensor) const
 size_t FreeTensorStore::Count(uint64_t graph_id) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = by_graph_.find(graph_id);
-  return it == by_graph_.end() ? 0 : it->second.size();
+  if (it == by_graph_.end()) return 0;
+  return static_cast<size_t>(
+      std::count_if(it->second.begin(), it->second.end(), [](const Entry& e) { return !e.trainable; }));
 }
 
 std::vector<std::string> FreeTensorStore::Names(uint64_t graph_id) const {
@@ -38,9 +40,17 @@ std::vector<std::string> FreeTensorStore::Names(uint64_t graph_id) const {
   std::vector<std::string> names;
   auto it = by_graph_.find(graph_id);
   if (it != by_graph_.end()) {
-    for (const Entry& e : it->second) names.push_back(e.name);
+    for (const Entry& e : it->second) {
+      if (!e.trainable) names.push_back(e.name);
+    }
   }
   return names;
+}
+
+std::vector<FreeTensorStore::Entry> FreeTensorStore::Entries(uint64_t graph_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_graph_.find(graph_id);
+  return it == by_graph_.end() ? std::vector<Entry>{} : it->second;
 }
 
 void FreeTensorStore::RemoveGraph(uint64_t graph_id) {

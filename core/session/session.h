@@ -26,24 +26,29 @@ struct SessionOptions {
   Device default_device = Device::CPU();
 };
 
-// Free eager tensors per graph. A graph holds no reference to its free tensors: they live here,
-// keyed by the graph's id, until the graph is destroyed and RemoveGraph releases them.
+// The eager tensors a graph binds as variables, per graph: free eager tensors (non-trainable) and the
+// parameters it trains. A graph holds no reference to them: they live here, keyed by the graph's id,
+// until the graph is destroyed and RemoveGraph releases them.
 class FreeTensorStore {
  public:
-  // Records `tensor` for graph `graph_id` under `name`; AlreadyExists if that name is taken there.
-  void Add(uint64_t graph_id, std::string name, TensorPtr tensor);
-  // The name under which `tensor` is stored for the graph, or "" if it is not stored there.
-  std::string Find(uint64_t graph_id, const Tensor* tensor) const;
-  size_t Count(uint64_t graph_id) const;
-  std::vector<std::string> Names(uint64_t graph_id) const;  // in insertion order
-  // Drops (and so releases) every free tensor of the graph.
-  void RemoveGraph(uint64_t graph_id);
-
- private:
   struct Entry {
     std::string name;
     TensorPtr tensor;
+    bool trainable = false;  // a parameter, not a free tensor
   };
+  // Records `tensor` for graph `graph_id` under `name`; AlreadyExists if that name is taken there.
+  void Add(uint64_t graph_id, std::string name, TensorPtr tensor, bool trainable = false);
+  // The name under which `tensor` is stored for the graph, or "" if it is not stored there.
+  std::string Find(uint64_t graph_id, const Tensor* tensor) const;
+  // The free (non-trainable) tensors of the graph: how many, and their names in insertion order.
+  size_t Count(uint64_t graph_id) const;
+  std::vector<std::string> Names(uint64_t graph_id) const;
+  // Every entry of the graph, free tensors and parameters, in insertion order.
+  std::vector<Entry> Entries(uint64_t graph_id) const;
+  // Drops (and so releases) every tensor of the graph.
+  void RemoveGraph(uint64_t graph_id);
+
+ private:
   mutable std::mutex mutex_;
   std::map<uint64_t, std::vector<Entry>> by_graph_;
 };

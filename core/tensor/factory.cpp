@@ -200,6 +200,7 @@ TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Dev
 }
 
 void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes) {
+  CheckEager(tensor, "the tensor");
   OF_CHECK(nbytes == tensor.nbytes()) << "the buffer is " << nbytes << " bytes but the "
                                        << tensor.dtype() << " tensor of shape " << tensor.shape() << " holds "
                                        << tensor.nbytes();

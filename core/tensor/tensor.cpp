@@ -1,5 +1,8 @@
 #include "core/tensor/tensor.h"
 
+#include <mutex>
+#include <unordered_map>
+
 namespace oneflow {
 
 TensorPtr Tensor::Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Shape shape) {
@@ -9,6 +12,7 @@ TensorPtr Tensor::Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Sh
   OF_CHECK_INTERNAL(static_cast<size_t>(t->numel_) * dtype->bytes() <= storage->nbytes())
       << "storage of " << storage->nbytes() << " bytes is too small for " << dtype << " " << shape;
   t->strides_ = ContiguousStrides(shape);
+  t->device_ = storage->device();
   t->storage_ = std::move(storage);
   t->dtype_ = dtype;
   t->shape_ = std::move(shape);
@@ -19,6 +23,9 @@ TensorPtr Tensor::MakeView(const Tensor& base, Shape shape, std::vector<int64_t>
   OF_CHECK_INTERNAL(static_cast<int64_t>(strides.size()) == shape.ndim()) << "view rank mismatch";
   TensorPtr t(new Tensor());
   t->numel_ = shape.numel();
+  t->device_ = base.device_;
+  t->lazy_graph_ = base.lazy_graph_;
+  t->lazy_value_ = base.lazy_value_;
   t->storage_ = base.storage_;
   t->dtype_ = base.dtype_;
   t->shape_ = std::move(shape);
@@ -27,9 +34,26 @@ TensorPtr Tensor::MakeView(const Tensor& base, Shape shape, std::vector<int64_t>
   return t;
 }
 
-TensorPtr Tensor::Detach() const { return MakeView(*this, shape_, strides_, storage_offset_); }
+TensorPtr Tensor::MakeLazy(uint64_t graph_id, int32_t value, Symbol<DType> dtype, Shape shape, Device device) {
+  OF_CHECK_INTERNAL(graph_id != 0 && value >= 0) << "lazy tensor without a graph value";
+  TensorPtr t(new Tensor());
+  t->numel_ = shape.is_static() ? shape.numel() : -1;
+  t->strides_ = shape.is_static() ? ContiguousStrides(shape) : std::vector<int64_t>(static_cast<size_t>(shape.ndim()), 0);
+  t->dtype_ = dtype;
+  t->shape_ = std::move(shape);
+  t->device_ = device;
+  t->lazy_graph_ = graph_id;
+  t->lazy_value_ = value;
+  return t;
+}
+
+TensorPtr Tensor::Detach() const {
+  if (is_lazy()) return MakeLazy(lazy_graph_, lazy_value_, dtype_, shape_, device_);
+  return MakeView(*this, shape_, strides_, storage_offset_);
+}
 
 bool Tensor::is_contiguous() const {
+  if (is_lazy()) return true;  // lazy values are materialised contiguous
   // Size-1 dims may have any stride; empty tensors are contiguous.
   if (numel_ == 0) return true;
   int64_t expected = 1;
@@ -53,6 +77,36 @@ void Tensor::SetGradFn(std::shared_ptr<GradNode> node, int32_t output_nr) {
   grad_fn_ = std::move(node);
   output_nr_ = output_nr;
   requires_grad_ = true;
+}
+
+namespace {
+std::mutex graph_names_mutex;
+std::unordered_map<uint64_t, std::string>& GraphNames() {
+  static auto* names = new std::unordered_map<uint64_t, std::string>();  // never destroyed: used at exit
+  return *names;
+}
+}  // namespace
+
+void RegisterGraphName(uint64_t graph_id, std::string name) {
+  std::lock_guard<std::mutex> lock(graph_names_mutex);
+  if (name.empty()) {
+    GraphNames().erase(graph_id);
+  } else {
+    GraphNames()[graph_id] = std::move(name);
+  }
+}
+
+std::string GraphLabel(uint64_t graph_id) {
+  std::lock_guard<std::mutex> lock(graph_names_mutex);
+  auto it = GraphNames().find(graph_id);
+  return it != GraphNames().end() ? "graph '" + it->second + "'" : "graph " + std::to_string(graph_id) + " (destroyed)";
+}
+
+void CheckEager(const Tensor& t, std::string_view what) {
+  if (t.is_lazy()) {
+    OF_THROW(FailedPrecondition) << what << " is a lazy tensor (a value of " << GraphLabel(t.lazy_graph()) << ", shape "
+                                 << t.shape() << "): it has no data; run the graph and use its outputs";
+  }
 }
 
 }  // namespace oneflow

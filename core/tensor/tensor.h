@@ -1,7 +1,10 @@
-// Tensor: an eager tensor — a typed, shaped (strided) view of a Storage on one device.
+// Tensor: an eager tensor — a typed, shaped (strided) view of a Storage on one device — or a lazy
+// tensor: a value of a graph being built (core/graph), with a possibly symbolic shape and no storage.
 //
 // Tensors are intrusively reference counted: IntrusivePtr<Tensor> in C++, of_tensor_retain/release
-// in C, both on the same counter. The shape of an eager tensor is always static. Shape, strides and
+// in C, both on the same counter. The shape of an eager tensor is always static; a lazy tensor's dims
+// may be unknown or named symbols, and it has no data (storage() is null, raw_data() must not be called:
+// op dispatch and the C ABI refuse lazy tensors wherever data would be read). Shape, strides and
 // dtype never change after creation, so concurrent reads of one tensor are safe; writing its data, or
 // its autograd state (requires_grad, grad), while another thread uses it is the caller's race.
 //
@@ -12,6 +15,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/dtype.h"
@@ -32,17 +37,23 @@ class Tensor final : public RefCounted {
   // A view sharing `base`'s storage with its own shape, strides and offset (in elements); the caller
   // guarantees every element it addresses lies inside the storage. No autograd state is carried.
   static TensorPtr MakeView(const Tensor& base, Shape shape, std::vector<int64_t> strides, int64_t storage_offset);
+  // A lazy tensor: value `value` of graph `graph_id`, with no storage.
+  static TensorPtr MakeLazy(uint64_t graph_id, int32_t value, Symbol<DType> dtype, Shape shape, Device device);
   // The same data and metadata without autograd state (a new leaf that does not require grad).
   TensorPtr Detach() const;
+
+  bool is_lazy() const { return lazy_graph_ != 0; }
+  uint64_t lazy_graph() const { return lazy_graph_; }  // 0 for eager tensors
+  int32_t lazy_value() const { return lazy_value_; }
 
   Symbol<DType> dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t ndim() const { return shape_.ndim(); }
   const std::vector<int64_t>& strides() const { return strides_; }  // in elements
   int64_t storage_offset() const { return storage_offset_; }        // in elements
-  int64_t numel() const { return numel_; }
+  int64_t numel() const { return numel_; }  // -1 for a lazy tensor whose shape is not static
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_->bytes(); }
-  Device device() const { return storage_->device(); }
+  Device device() const { return device_; }
   bool is_contiguous() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
@@ -77,11 +88,22 @@ class Tensor final : public RefCounted {
   std::vector<int64_t> strides_;
   int64_t storage_offset_ = 0;
   int64_t numel_ = 0;
+  Device device_;
+  uint64_t lazy_graph_ = 0;
+  int32_t lazy_value_ = -1;
 
   bool requires_grad_ = false;
   TensorPtr grad_;
   std::shared_ptr<GradNode> grad_fn_;
   int32_t output_nr_ = 0;
 };
+
+// Names of live graphs by id, for messages about lazy tensors: core/graph registers each graph (an
+// empty name unregisters). GraphLabel gives "graph 'train'", or "graph 7 (destroyed)".
+void RegisterGraphName(uint64_t graph_id, std::string name);
+std::string GraphLabel(uint64_t graph_id);
+
+// FailedPrecondition naming `what` if `t` is lazy: a graph's value has no data until the graph runs.
+void CheckEager(const Tensor& t, std::string_view what);
 
 }  // namespace oneflow

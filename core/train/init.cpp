@@ -13,6 +13,7 @@ constexpr int64_t kGrain = 1 << 15;
 
 void CheckTensor(const TensorPtr& t) {
   OF_CHECK(t) << "tensor is null";
+  CheckEager(*t, "tensor");
   OF_CHECK(t->dtype()->is_floating_point()) << "tensor must have a floating-point dtype, got " << t->dtype();
   OF_CHECK(t->device().type == DeviceType::kCPU) << "tensor must be on the CPU, got " << t->device();
 }

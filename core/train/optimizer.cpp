@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "core/autograd/autograd.h"
-#include "core/op/op_registry.h"
+#include "core/op/dispatch.h"
 #include "core/tensor/factory.h"
 
 namespace oneflow {
@@ -17,6 +17,7 @@ Optimizer::Optimizer(std::vector<TensorPtr> params, double lr, const OpDef& upda
   for (size_t i = 0; i < params_.size(); ++i) {
     const TensorPtr& p = params_[i];
     OF_CHECK(p) << "parameter " << i << " is null";
+    CheckEager(*p, "parameter " + std::to_string(i));
     OF_CHECK(seen.insert(p.get()).second) << "parameter " << i << " appears more than once";
     OF_CHECK(p->is_leaf()) << "parameter " << i << " is not a leaf tensor (it was computed by an op); "
                            << "optimizers update leaves";
@@ -37,6 +38,8 @@ void Optimizer::ZeroGrad() {
 }
 
 void Optimizer::Step() {
+  OF_CHECK(OpInterceptor::Current() == nullptr)
+      << "step during a graph build: attach the optimizer to the graph (add_optimizer) to trace its updates";
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = *params_[i];
     const TensorPtr& g = p.grad();
@@ -57,10 +60,28 @@ void Optimizer::Step() {
   }
 }
 
+void Optimizer::TraceUpdate(size_t i, const TensorPtr& lazy_grad) {
+  OF_CHECK_INTERNAL(lazy_grad && lazy_grad->is_lazy()) << "TraceUpdate needs a lazy gradient";
+  const Tensor& p = *params_.at(i);
+  OF_CHECK(lazy_grad->dtype() == p.dtype() && lazy_grad->shape() == p.shape())
+      << "the gradient of parameter " << i << " is " << lazy_grad->dtype() << " " << lazy_grad->shape()
+      << ", but the parameter is " << p.dtype() << " " << p.shape();
+  NoGradGuard no_grad;
+  Update(i, lazy_grad);
+}
+
+void Optimizer::RefreshTracedAttrs(size_t /*i*/, Attrs& attrs) const { attrs.Set("lr", lr_); }
+
+void SGD::RefreshTracedAttrs(size_t i, Attrs& attrs) const {
+  Optimizer::RefreshTracedAttrs(i, attrs);
+  attrs.Set("first_step", options_.momentum != 0.0 && !started_[i]);
+}
+
 SGD::SGD(std::vector<TensorPtr> params, const SgdOptions& options)
     : Optimizer(std::move(params), (CheckSgdOptions(options), options.lr), OpRegistry::Global().Get("sgd_update")),
       options_(options) {
   momentum_buffers_.resize(this->params().size());
+  started_.resize(this->params().size());
 }
 
 void SGD::Update(size_t i, const TensorPtr& grad) {
@@ -68,14 +89,17 @@ void SGD::Update(size_t i, const TensorPtr& grad) {
   o.lr = lr();
   const TensorPtr& param = params()[i];
   TensorPtr& buffer = momentum_buffers_[i];
-  const bool first_step = o.momentum != 0.0 && !buffer;
-  if (first_step) buffer = Empty(param->dtype(), param->shape(), param->device());
+  const bool first_step = o.momentum != 0.0 && !started_[i];
+  const bool created = o.momentum != 0.0 && !buffer;
+  if (created) buffer = Empty(param->dtype(), param->shape(), param->device());
   try {
     ops::SgdUpdate(param, grad, buffer, o, first_step);
   } catch (...) {
-    if (first_step) buffer = nullptr;
+    if (created) buffer = nullptr;
     throw;
   }
+  // A traced update has not run yet: the graph reports its steps (TracedStepDone).
+  if (!grad->is_lazy()) started_[i] = true;
 }
 
 Adam::Adam(std::vector<TensorPtr> params, const AdamOptions& options)

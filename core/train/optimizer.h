@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/op/attrs.h"
 #include "core/tensor/tensor.h"
 
 namespace oneflow {
@@ -79,6 +80,15 @@ class Optimizer {
   double lr() const { return lr_; }
   void set_lr(double lr);  // finite and >= 0
 
+  // --- lazy graphs (core/graph/graph.h): an update is traced once and run at every step ---
+  // Traces parameter i's update with its lazy gradient into the graph being built on this thread; the
+  // parameter's state is created (eagerly) first, so the graph binds it as variables.
+  void TraceUpdate(size_t i, const TensorPtr& lazy_grad);
+  // Before a run: sets the traced update's attributes that change between steps (lr; SGD's first step).
+  virtual void RefreshTracedAttrs(size_t i, Attrs& attrs) const;
+  // After a run that executed parameter i's traced update.
+  virtual void TracedStepDone(size_t /*i*/) {}
+
  protected:
   // Checks the parameters: at least one, none null, no repeats, leaves, contiguous, and with a kernel
   // of `update` for their dtype and device. InvalidArgument naming the parameter's index otherwise.
@@ -95,13 +105,16 @@ class SGD final : public Optimizer {
  public:
   SGD(std::vector<TensorPtr> params, const SgdOptions& options);
   const SgdOptions& options() const { return options_; }
-  // Parameter i's momentum buffer; null before its first step or without momentum.
+  // Parameter i's momentum buffer; null before its first step (or trace) or without momentum.
   const TensorPtr& momentum_buffer(size_t i) const { return momentum_buffers_.at(i); }
+  void RefreshTracedAttrs(size_t i, Attrs& attrs) const override;
+  void TracedStepDone(size_t i) override { started_[i] = true; }
 
  private:
   void Update(size_t i, const TensorPtr& grad) override;
   SgdOptions options_;
   std::vector<TensorPtr> momentum_buffers_;
+  std::vector<bool> started_;  // parameter i has taken a step (its buffer holds a value)
 };
 
 // Adam, or AdamW with options.decoupled_weight_decay.

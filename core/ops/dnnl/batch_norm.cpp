@@ -323,6 +323,7 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>},
                   {DeviceType::kCPU, {DataType::kFloat64}, BatchNormRef<double>}},
       .mutated_inputs = {3, 4},
+      .writes_inputs = [](const Attrs& attrs) { return attrs.Bool("training"); },
   });
   registry.Register(OpDef{
       .name = "batch_norm_backward",

@@ -1,0 +1,55 @@
+// Compiling a traced Program for concrete input shapes, and running the result. Internal to core/graph.
+//
+// Compile: concrete shape inference over every node (the traced dims resolved; errors name the op),
+// dead-code elimination (nodes that neither reach an output nor write a variable), fusion
+// (conv2d -> batch_norm(inference) [-> relu] into fused_conv_bn_act; chains of elementwise ops into one
+// fused_elementwise), kernel selection, in-place reuse (an elementwise op writes into an input buffer
+// whose last reader it is) and liveness-based memory planning (core/graph/memory_plan.h): every
+// intermediate lives in one arena at a planned offset. Graph outputs get fresh storage on each run.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace oneflow::graph {
+
+struct Executable {
+  enum class Slot : uint8_t { kInput, kVariable, kArena, kFresh, kView, kUnused };
+  struct Step {
+    const OpDef* op = nullptr;
+    Attrs attrs;
+    KernelFn kernel = nullptr;  // null for view ops
+    std::vector<int32_t> inputs, outputs;  // value ids (-1: absent optional input)
+    std::vector<TensorPtr> in, out;        // per-run scratch, reused
+    int32_t update = -1;  // index of the Graph update whose attributes are refreshed before each run
+    std::string origin;   // the traced nodes this step computes, for the dump ("conv2d+batch_norm+relu")
+  };
+  std::vector<Step> steps;
+  std::vector<TensorMeta> metas;  // concrete, per value id
+  std::vector<Slot> slots;        // where each value lives
+  std::vector<TensorPtr> tensors;  // bound: variables, arena views; per run: inputs, fresh, views
+  std::vector<size_t> offsets;     // kArena: byte offset in the arena
+  std::vector<int32_t> inplace_of;  // kArena: the value whose buffer it reuses, or -1
+  std::vector<int32_t> inputs, outputs;
+  std::shared_ptr<Storage> arena;
+  MemoryStats stats;
+  std::string signature;  // the concrete input shapes: "x: (2, 4)"
+};
+
+// `input_shapes` are static and already checked against the declared dims; `variables` are the bound
+// tensors in program.variables' order; `update_nodes[k]` is the node of the Graph's update k.
+std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Shape>& input_shapes,
+                                    const std::vector<TensorPtr>& variables, const GraphOptions& options,
+                                    std::span<const size_t> update_nodes);
+
+// Runs one step. `inputs` are eager tensors of the compiled shapes. Returns the outputs (new tensors).
+std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs, Session& session);
+
+// The specialization as text: steps with concrete shapes and where each value lives, then the plan.
+std::string DumpExecutable(const Executable& exe, const Program& program);
+
+}  // namespace oneflow::graph

@@ -1,0 +1,90 @@
+#include "core/graph/compile.h"
+
+#include "core/tensor/copy.h"
+#include "core/tensor/factory.h"
+
+namespace oneflow::graph {
+namespace {
+
+// Drops the per-run references (inputs, outputs, views, scratch) when a run ends, normally or not.
+class RunCleanup {
+ public:
+  explicit RunCleanup(Executable& exe) : exe_(exe) {}
+  ~RunCleanup() {
+    for (size_t v = 0; v < exe_.slots.size(); ++v) {
+      const Executable::Slot s = exe_.slots[v];
+      if (s == Executable::Slot::kInput || s == Executable::Slot::kFresh || s == Executable::Slot::kView) {
+        exe_.tensors[v] = nullptr;
+      }
+    }
+    for (Executable::Step& step : exe_.steps) {
+      for (TensorPtr& t : step.in) t = nullptr;
+      for (TensorPtr& t : step.out) t = nullptr;
+    }
+  }
+  RunCleanup(const RunCleanup&) = delete;
+  RunCleanup& operator=(const RunCleanup&) = delete;
+
+ private:
+  Executable& exe_;
+};
+
+}  // namespace
+
+std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs, Session& session) {
+  RunCleanup cleanup(exe);
+  ThreadPool& pool = session.thread_pool();
+  for (size_t i = 0; i < inputs.size(); ++i) exe.tensors[static_cast<size_t>(exe.inputs[i])] = inputs[i];
+  for (Executable::Step& step : exe.steps) {
+    const OpDef& op = *step.op;
+    try {
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        const int32_t v = step.inputs[k];
+        TensorPtr t = v < 0 ? TensorPtr() : exe.tensors[static_cast<size_t>(v)];
+        if (t && !op.strided_inputs && op.view == nullptr && !t->is_contiguous()) {
+          const bool mutated = std::find(op.mutated_inputs.begin(), op.mutated_inputs.end(), static_cast<int>(k)) !=
+                               op.mutated_inputs.end();
+          OF_CHECK(!mutated) << "input '" << op.inputs[k] << "' is updated in place and must be contiguous";
+          t = MakeContiguous(t, &pool);
+        }
+        step.in[k] = std::move(t);
+      }
+      if (op.view != nullptr) {
+        const auto v = static_cast<size_t>(step.outputs[0]);
+        exe.tensors[v] = op.view(step.in[0], exe.metas[v], step.attrs);
+        continue;
+      }
+      for (size_t j = 0; j < step.outputs.size(); ++j) {
+        const auto v = static_cast<size_t>(step.outputs[j]);
+        if (exe.slots[v] == Executable::Slot::kFresh) {
+          exe.tensors[v] = Empty(exe.metas[v].dtype, exe.metas[v].shape, exe.metas[v].device);
+        }
+        step.out[j] = exe.tensors[v];
+      }
+      KernelContext ctx{step.in, step.out, step.attrs, pool, session.generator()};
+      step.kernel(ctx);
+    } catch (const Error& e) {
+      if (e.message().starts_with(op.name + ":")) throw;
+      throw Error(e.code(), op.name + ": " + e.message());
+    }
+  }
+  // Outputs are the caller's: a value that lives elsewhere (an input, a variable, the arena, a view, an
+  // output listed twice) is copied.
+  std::vector<TensorPtr> outputs;
+  std::vector<bool> given(exe.slots.size(), false);
+  for (int32_t v : exe.outputs) {
+    const auto u = static_cast<size_t>(v);
+    const TensorPtr& t = exe.tensors[u];
+    if (exe.slots[u] == Executable::Slot::kFresh && !given[u]) {
+      outputs.push_back(t);
+      given[u] = true;
+      continue;
+    }
+    TensorPtr copy = Empty(t->dtype(), t->shape(), t->device());
+    CopyStrided(*t, *copy, &pool);
+    outputs.push_back(std::move(copy));
+  }
+  return outputs;
+}
+
+}  // namespace oneflow::graph

@@ -1,0 +1,228 @@
+#include "core/graph/graph.h"
+
+#include <thread>
+
+#include "core/autograd/autograd.h"
+#include "core/graph/builder.h"
+#include "core/graph/compile.h"
+#include "core/train/optimizer.h"
+
+namespace oneflow::graph {
+
+Graph::Graph(Session& session, std::string name, GraphOptions options)
+    : session_(&session), id_(Session::NextId()), name_(std::move(name)), options_(options) {
+  if (name_.empty()) name_ = "graph_" + std::to_string(id_);
+  RegisterGraphName(id_, name_);
+}
+
+Graph::~Graph() {
+  if (builder_) {
+    UninstallBuilder(builder_.get());  // on the building thread; elsewhere Orphan() deactivates it
+    builder_->Orphan();
+  }
+  {
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    cache_.clear();  // the executables' bound tensors go before the store releases its own references
+  }
+  session_->free_tensors().RemoveGraph(id_);
+  RegisterGraphName(id_, "");
+}
+
+void Graph::CheckBuilding(const char* what) const {
+  if (state_ != State::kBuilding) {
+    OF_THROW(FailedPrecondition) << what << ": graph '" << name_ << "' is "
+                                 << (state_ == State::kBuilt ? "already built" : "not being built")
+                                 << " (begin_build ... end_build is the one build of a graph)";
+  }
+  if (builder_->thread() != std::this_thread::get_id()) {
+    OF_THROW(FailedPrecondition) << what << ": graph '" << name_
+                                 << "' is being built on another thread; a build stays on the thread that began it";
+  }
+}
+
+void Graph::BeginBuild() {
+  if (state_ != State::kEmpty) {
+    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' is "
+                                 << (state_ == State::kBuilt ? "already built" : "already being built")
+                                 << "; a graph is built once (create a new graph for another program)";
+  }
+  if (GraphBuilder* open = InstalledBuilder(); open != nullptr) {
+    OF_THROW(FailedPrecondition) << "another graph is being built on this thread; end its build first";
+  }
+  builder_ = std::make_shared<GraphBuilder>(*this);
+  InstallBuilder(builder_);
+  state_ = State::kBuilding;
+}
+
+TensorPtr Graph::AddInput(std::string name, Symbol<DType> dtype, Shape shape) {
+  CheckBuilding("add_input");
+  OF_CHECK(!name.empty()) << "an input needs a name";
+  for (int32_t v : program_.inputs) {
+    OF_CHECK(program_.values[static_cast<size_t>(v)].name != name)
+        << "graph '" << name_ << "' already has an input named '" << name << "'";
+  }
+  const auto v = static_cast<int32_t>(program_.values.size());
+  program_.values.push_back(Value{.meta = TensorMeta{dtype, std::move(shape), session_->default_device()},
+                                  .kind = ValueKind::kInput,
+                                  .name = std::move(name)});
+  program_.inputs.push_back(v);
+  return builder_->LazyTensor(v);
+}
+
+void Graph::AddParameter(const TensorPtr& tensor, std::string name) {
+  CheckBuilding("add_parameter");
+  OF_CHECK(tensor) << "the parameter is null";
+  OF_CHECK(!tensor->is_lazy()) << "parameter '" << name << "' is a lazy tensor; parameters are eager tensors";
+  OF_CHECK(!name.empty()) << "a parameter needs a name";
+  OF_CHECK(tensor->dtype()->is_floating_point() && tensor->is_leaf())
+      << "parameter '" << name << "' must be a floating-point leaf tensor, got " << tensor->dtype()
+      << (tensor->is_leaf() ? "" : " computed by an op");
+  builder_->VariableFor(tensor, name);
+}
+
+void Graph::AddOutput(const TensorPtr& tensor) {
+  CheckBuilding("add_output");
+  OF_CHECK(tensor) << "the output is null";
+  OF_CHECK(tensor->is_lazy() && tensor->lazy_graph() == id_)
+      << "an output must be a lazy tensor of graph '" << name_ << "' (a result of ops in this build), got "
+      << (tensor->is_lazy() ? "a lazy tensor of another graph" : "an eager tensor");
+  program_.outputs.push_back(tensor->lazy_value());
+}
+
+void Graph::AddOptimizer(std::shared_ptr<Optimizer> optimizer) {
+  CheckBuilding("add_optimizer");
+  OF_CHECK(optimizer) << "the optimizer is null";
+  for (const Update& u : updates_) {
+    OF_CHECK(u.optimizer != optimizer) << "this optimizer is already attached to graph '" << name_ << "'";
+  }
+  NoGradGuard no_grad;
+  size_t traced = 0;
+  for (size_t i = 0; i < optimizer->params().size(); ++i) {
+    const TensorPtr grad = builder_->LeafGrad(optimizer->params()[i].get());
+    if (!grad) continue;
+    const size_t before = program_.nodes.size();
+    optimizer->TraceUpdate(i, grad);
+    OF_CHECK_INTERNAL(program_.nodes.size() == before + 1) << "an update traced " << program_.nodes.size() - before
+                                                           << " nodes";
+    updates_.push_back(Update{before, optimizer, i});
+    ++traced;
+  }
+  if (traced == 0) OF_THROW(FailedPrecondition) << "none of the optimizer's " << optimizer->params().size()
+                                                 << " parameters received a gradient in this build; call backward on "
+                                                    "the loss (a lazy tensor of this graph) before attaching the "
+                                                    "optimizer";
+}
+
+void Graph::EndBuild() {
+  CheckBuilding("end_build");
+  if (program_.outputs.empty() && updates_.empty()) {
+    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' has no outputs and no optimizer: declare an output "
+                                    "(add_output) or attach an optimizer before ending the build";
+  }
+  InstallBuilder(nullptr);
+  builder_->Orphan();
+  builder_.reset();
+  state_ = State::kBuilt;
+}
+
+std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (state_ != State::kBuilt) {
+    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' "
+                                 << (state_ == State::kEmpty ? "was never built" : "is still being built")
+                                 << ": build it (begin_build, ops, end_build) before running it";
+  }
+  OF_CHECK(inputs.size() == program_.inputs.size())
+      << "graph '" << name_ << "' takes " << program_.inputs.size() << " input(s), got " << inputs.size();
+  ShapeBinding binding;
+  std::vector<int64_t> key;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& declared = program_.values[static_cast<size_t>(program_.inputs[i])];
+    const std::string what = "input '" + declared.name + "'";
+    OF_CHECK(inputs[i]) << what << " is null";
+    const Tensor& t = *inputs[i];
+    OF_CHECK(!t.is_lazy()) << what << " is a lazy tensor; a graph runs on eager tensors";
+    OF_CHECK(t.dtype() == declared.meta.dtype) << what << " must be " << declared.meta.dtype << ", got " << t.dtype();
+    OF_CHECK(t.device() == declared.meta.device) << what << " must be on " << declared.meta.device << ", got "
+                                                 << t.device();
+    binding.Bind(declared.meta.shape, t.shape(), what);
+    key.push_back(t.ndim());
+    for (Dim d : t.shape()) key.push_back(d.value());
+    shapes.push_back(t.shape());
+  }
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    std::vector<TensorPtr> variables;
+    for (const FreeTensorStore::Entry& e : session_->free_tensors().Entries(id_)) variables.push_back(e.tensor);
+    std::vector<size_t> update_nodes;
+    for (const Update& u : updates_) update_nodes.push_back(u.node);
+    it = cache_.emplace(key, Compile(program_, shapes, variables, options_, update_nodes)).first;
+    specialization_order_.push_back(it->second.get());
+  }
+  Executable& exe = *it->second;
+  for (Executable::Step& step : exe.steps) {
+    if (step.update < 0) continue;
+    const Update& u = updates_[static_cast<size_t>(step.update)];
+    u.optimizer->RefreshTracedAttrs(u.param_index, step.attrs);
+  }
+  std::vector<TensorPtr> outputs = Execute(exe, inputs, *session_);
+  for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
+  last_stats_ = exe.stats;
+  last_stats_.num_specializations = cache_.size();
+  return outputs;
+}
+
+MemoryStats Graph::memory_stats() const {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  return last_stats_;
+}
+
+namespace {
+std::string Ref(int32_t v) { return v < 0 ? std::string("none") : "%" + std::to_string(v); }
+std::string MetaString(const TensorMeta& m) { return fmt::format("{} {}", m.dtype->name(), m.shape); }
+}  // namespace
+
+// The format (one item per line):
+//   graph "<name>" (<state>): <n> inputs, <n> variables (<n> trainable, <n> free), <n> nodes, <n> outputs
+//   input %<v> <name>: <dtype> <shape>                      shapes print unknown dims as ? and symbols by name
+//   variable %<v> <name>: <dtype> <shape> trainable|non-trainable
+//   node #<i>: %<v>[, %<v>] = <op>(%<v>, ..., none) {attrs} : <dtype> <shape>[, ...]
+//   output %<v>
+// then, per compiled specialization, DumpExecutable's text.
+std::string Graph::Dump() const {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const Program& p = program_;
+  size_t trainable = 0;
+  for (int32_t v : p.variables) trainable += p.values[static_cast<size_t>(v)].trainable ? 1 : 0;
+  const char* state = state_ == State::kBuilt ? "built" : state_ == State::kBuilding ? "building" : "empty";
+  std::string s = fmt::format("graph \"{}\" ({}): {} inputs, {} variables ({} trainable, {} free), {} nodes, {} outputs\n",
+                              name_, state, p.inputs.size(), p.variables.size(), trainable,
+                              p.variables.size() - trainable, p.nodes.size(), p.outputs.size());
+  for (int32_t v : p.inputs) {
+    const Value& val = p.values[static_cast<size_t>(v)];
+    s += fmt::format("input {} {}: {}\n", Ref(v), val.name, MetaString(val.meta));
+  }
+  for (int32_t v : p.variables) {
+    const Value& val = p.values[static_cast<size_t>(v)];
+    s += fmt::format("variable {} {}: {} {}\n", Ref(v), val.name, MetaString(val.meta),
+                     val.trainable ? "trainable" : "non-trainable");
+  }
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = p.nodes[i];
+    std::string outs, ins, metas;
+    for (int32_t v : n.outputs) {
+      outs += (outs.empty() ? "" : ", ") + Ref(v);
+      metas += (metas.empty() ? "" : ", ") + MetaString(p.values[static_cast<size_t>(v)].meta);
+    }
+    for (int32_t v : n.inputs) ins += (ins.empty() ? "" : ", ") + Ref(v);
+    const std::string attrs = n.attrs.ToString();
+    s += fmt::format("node #{}: {}{}{}({}){} : {}\n", i, outs, outs.empty() ? "" : " = ", n.op->name, ins,
+                     attrs.empty() ? "" : " {" + attrs + "}", metas.empty() ? "-" : metas);
+  }
+  for (int32_t v : p.outputs) s += fmt::format("output {}\n", Ref(v));
+  for (const Executable* exe : specialization_order_) s += DumpExecutable(*exe, p);
+  return s;
+}
+
+}  // namespace oneflow::graph

@@ -1,0 +1,224 @@
+// fused_conv_bn_act (see core/ops/fused.h): relu?(batch_norm_inference(conv2d(x, weight, bias))) as one
+// convolution, the inference-graph fusion. The batch norm is folded into the convolution on every call
+// (its tensors are variables that may change between runs), in double and rounded once:
+//   scale = gamma / sqrt(running_var + eps),  w' = w * scale[o],  b' = (b - running_mean) * scale + beta.
+// float32: one oneDNN convolution with bias b' and, with relu, an eltwise relu post-op, through the same
+// primitive cache, operand reorders and per-thread buffers as conv2d; float64: conv2d's own float64
+// kernel on (w', b'), then relu.
+#include <cmath>
+
+#include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/fused.h"
+#include "core/tensor/factory.h"
+
+namespace oneflow {
+namespace {
+
+using namespace dnnl_util;
+
+enum InputIndex : size_t { kX, kWeight, kBias, kBnWeight, kBnBias, kRunningMean, kRunningVar, kNumInputs };
+constexpr const char* kInputNames[kNumInputs] = {"x",       "weight",       "bias",       "bn_weight",
+                                                 "bn_bias", "running_mean", "running_var"};
+
+const OpDef& Conv2dOp() {
+  static const OpDef& op = OpRegistry::Global().Get("conv2d");
+  return op;
+}
+
+std::vector<TensorMeta> InferFusedConvBnAct(std::span<const TensorMeta> in, const Attrs& attrs) {
+  // conv2d's checks and output (it reads only its own attributes).
+  const TensorMeta y = Conv2dOp().infer(in.subspan(0, 3), attrs)[0];
+  const Dim c = y.shape[1];
+  for (size_t i = kBnWeight; i < kNumInputs; ++i) {
+    if (!in[i].dtype) continue;  // bn_weight, bn_bias are optional (dispatch checked the others)
+    OF_CHECK(in[i].dtype == y.dtype) << kInputNames[i] << " is " << in[i].dtype << " but x is " << y.dtype
+                                     << "; they must have one dtype";
+    const Shape& s = in[i].shape;
+    OF_CHECK(s.ndim() == 1 && !(s[0].is_known() && c.is_known() && s[0] != c))
+        << kInputNames[i] << " must be 1-D with out_channels = " << c << " elements (the convolution's output is "
+        << y.shape << "), got " << s;
+  }
+  const double eps = attrs.Float("eps");
+  OF_CHECK(eps >= 0 && std::isfinite(eps)) << "eps must be finite and >= 0, got " << eps;
+  return {y};
+}
+
+// ---- folding --------------------------------------------------------------------------------------
+
+// Per output channel: the weight scale and the folded bias b'.
+struct Folded {
+  std::vector<double> scale, bias;
+};
+
+template <typename T>
+Folded Fold(const KernelContext& ctx, int64_t channels) {
+  auto data = [&](size_t i) { return ctx.inputs[i] ? ctx.in(i).data<T>() : nullptr; };
+  const T *b = data(kBias), *gamma = data(kBnWeight), *beta = data(kBnBias);
+  const T *mean = data(kRunningMean), *var = data(kRunningVar);
+  const double eps = ctx.attrs.Float("eps");
+  Folded f{std::vector<double>(static_cast<size_t>(channels)), std::vector<double>(static_cast<size_t>(channels))};
+  for (size_t o = 0; o < static_cast<size_t>(channels); ++o) {
+    const double s = (gamma ? static_cast<double>(gamma[o]) : 1.0) / std::sqrt(static_cast<double>(var[o]) + eps);
+    f.scale[o] = s;
+    f.bias[o] = ((b ? static_cast<double>(b[o]) : 0.0) - static_cast<double>(mean[o])) * s +
+                (beta ? static_cast<double>(beta[o]) : 0.0);
+  }
+  return f;
+}
+
+// w'[o, ...] = w[o, ...] * scale[o] and b' into `w_out` / `b_out`.
+template <typename T>
+void FoldInto(KernelContext& ctx, const Folded& f, T* w_out, T* b_out) {
+  const Tensor& w = ctx.in(kWeight);
+  const int64_t channels = static_cast<int64_t>(f.scale.size());
+  const int64_t per_channel = channels == 0 ? 0 : w.numel() / channels;
+  const T* src = w.data<T>();
+  ctx.pool.ParallelFor(channels, GrainFor(per_channel), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const double s = f.scale[static_cast<size_t>(o)];
+      for (int64_t k = o * per_channel; k < (o + 1) * per_channel; ++k) {
+        w_out[k] = static_cast<T>(static_cast<double>(src[k]) * s);
+      }
+    }
+  });
+  for (size_t o = 0; o < f.bias.size(); ++o) b_out[o] = static_cast<T>(f.bias[o]);
+}
+
+// ---- float32: oneDNN --------------------------------------------------------------------------------
+
+struct Geom {
+  int64_t n, c, h, w, o, kh, kw, oh, ow, g;
+  Window2d win;
+};
+
+Geom GeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs) {
+  const Shape& xs = x.shape();
+  const Shape& ws = w.shape();
+  Geom g{xs[0].value(), xs[1].value(), xs[2].value(), xs[3].value(), ws[0].value(), ws[2].value(), ws[3].value(),
+         0, 0, attrs.Int("groups"), {}};
+  const std::vector<int64_t> stride = Pair(attrs, "stride", 1), padding = Pair(attrs, "padding", 0),
+                             dilation = Pair(attrs, "dilation", 1);
+  for (int a = 0; a < 2; ++a) {
+    g.win.stride[a] = stride[a];
+    g.win.padding[a] = padding[a];
+    g.win.dilation[a] = dilation[a];
+  }
+  g.oh = WindowOut(g.h, g.kh, g.win, 0);
+  g.ow = WindowOut(g.w, g.kw, g.win, 1);
+  return g;
+}
+
+memory::dims SrcDims(const Geom& g) { return {g.n, g.c, g.h, g.w}; }
+memory::dims DstDims(const Geom& g) { return {g.n, g.o, g.oh, g.ow}; }
+memory::dims WeightDims(const Geom& g) {
+  if (g.g == 1) return {g.o, g.c, g.kh, g.kw};
+  return {g.g, g.o / g.g, g.c / g.g, g.kh, g.kw};
+}
+
+struct FusedConvEntry {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  Operand src, weights, dst;
+};
+
+void FusedConvBnActF32(KernelContext& ctx) {
+  const Geom g = GeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
+  if (ctx.out(0).numel() == 0) return;
+  const bool relu = ctx.attrs.Bool("relu");
+  const Folded f = Fold<float>(ctx, g.o);
+  // w' then b' in the calling thread's kSlotExtra buffer (conv2d's operands use the other slots).
+  const int64_t w_numel = ctx.in(kWeight).numel();
+  auto* folded = static_cast<float*>(Buffer(kSlotExtra, static_cast<size_t>(w_numel + g.o) * sizeof(float)));
+  FoldInto<float>(ctx, f, folded, folded + w_numel);
+
+  const Exec exec = PrepareExec(ctx.pool, g.n * g.o * g.oh * g.ow * (g.c / g.g) * g.kh * g.kw / 8);
+  static auto* cache = new PrimitiveCache<FusedConvEntry>();
+  const Key key = {exec.threads,     g.n,  g.c,  g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
+                   g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, relu};
+  auto e = cache->Get(key, [&] {
+    const memory::dims strides = {g.win.stride[0], g.win.stride[1]};
+    const memory::dims dilates = {g.win.dilation[0] - 1, g.win.dilation[1] - 1};
+    const memory::dims padding = {g.win.padding[0], g.win.padding[1]};
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               AnyDesc(SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
+                                               AnyDesc(DstDims(g)), strides, dilates, padding, padding);
+    dnnl::primitive_attr attr = DefaultAttr();
+    if (relu) {
+      dnnl::post_ops post;
+      post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(post);
+    }
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+    return FusedConvEntry{pd, dnnl::convolution_forward(pd), Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
+                          Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
+                          Operand(PlainDesc(DstDims(g)), pd.dst_desc(), false)};
+  });
+  dnnl::stream& stream = exec.stream;
+  void* y = ctx.out(0).raw_data();
+  const memory dst = e->dst.Prepare(y, kSlotDst, stream);
+  e->prim.execute(stream, {{DNNL_ARG_SRC, e->src.Prepare(ctx.in(kX).raw_data(), kSlotSrc, stream)},
+                           {DNNL_ARG_WEIGHTS, e->weights.Prepare(folded, kSlotWeights, stream)},
+                           {DNNL_ARG_BIAS, memory(PlainDesc({g.o}), Engine(), folded + w_numel)},
+                           {DNNL_ARG_DST, dst},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
+  e->dst.Finish(dst, y, stream);
+  stream.wait();
+}
+
+// ---- float64: conv2d's loops on the folded weights ----------------------------------------------------
+
+void FusedConvBnActF64(KernelContext& ctx) {
+  const Tensor& w = ctx.in(kWeight);
+  const int64_t channels = w.shape()[0].value();
+  const Folded f = Fold<double>(ctx, channels);
+  const TensorPtr w2 = Empty(w.dtype(), w.shape(), w.device());
+  const TensorPtr b2 = Empty(w.dtype(), Shape{channels}, w.device());
+  FoldInto<double>(ctx, f, w2->data<double>(), b2->data<double>());
+  static const KernelDef* conv = Conv2dOp().FindKernel(DeviceType::kCPU, DType::Float64());
+  OF_CHECK_INTERNAL(conv != nullptr) << "conv2d has no float64 CPU kernel";
+  const std::vector<TensorPtr> inputs = {ctx.inputs[kX], w2, b2};
+  KernelContext sub{inputs, ctx.outputs, ctx.attrs, ctx.pool, ctx.generator};
+  conv->fn(sub);
+  if (!ctx.attrs.Bool("relu")) return;
+  double* y = ctx.out(0).data<double>();
+  ctx.pool.ParallelFor(ctx.out(0).numel(), 32768, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = y[i] < 0.0 ? 0.0 : y[i];  // as relu (NaN stays NaN)
+  });
+}
+
+}  // namespace
+
+void RegisterFusedConvOps(OpRegistry& registry) {
+  // conv2d's attributes (registered before the fused ops), then the batch norm's eps and the activation.
+  std::vector<AttrSpec> attrs = registry.Get("conv2d").attrs;
+  attrs.push_back({"eps", 1e-5});
+  attrs.push_back({"relu", false});
+  registry.Register(OpDef{
+      .name = "fused_conv_bn_act",
+      .inputs = {kInputNames, kInputNames + kNumInputs},
+      .optional_inputs = {"bias", "bn_weight", "bn_bias"},
+      .outputs = {"y"},
+      .attrs = std::move(attrs),
+      .infer = InferFusedConvBnAct,
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>},
+                  {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActF64}},
+  });
+}
+
+namespace ops {
+TensorPtr FusedConvBnAct(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias, const TensorPtr& bn_weight,
+                         const TensorPtr& bn_bias, const TensorPtr& running_mean, const TensorPtr& running_var,
+                         const Conv2dOptions& options, double eps, bool relu) {
+  static const OpDef& op = OpRegistry::Global().Get("fused_conv_bn_act");
+  return Apply1(op, {x, weight, bias, bn_weight, bn_bias, running_mean, running_var},
+                {{"stride", options.stride},
+                 {"padding", options.padding},
+                 {"dilation", options.dilation},
+                 {"groups", options.groups},
+                 {"eps", eps},
+                 {"relu", relu}});
+}
+}  // namespace ops
+
+}  // namespace oneflow
