@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <cstring>
 #include <new>
 #include <string>
@@ -23,6 +24,14 @@ struct of_status_t {
 // Handles are the engine's own objects; the C types are never defined as anything else.
 struct of_session_t : oneflow::Session {
   using oneflow::Session::Session;
+};
+
+// An optimizer handle; shared, because a graph it is attached to keeps it alive (core/graph/graph.h).
+namespace oneflow {
+class Optimizer;
+}
+struct of_optimizer_t {
+  std::shared_ptr<oneflow::Optimizer> impl;
 };
 
 namespace oneflow::capi {

@@ -156,6 +156,8 @@ of_status_t* of_tensor_dims(const of_tensor_t* tensor, int64_t* out_dims, size_t
 of_status_t* of_tensor_numel(const of_tensor_t* tensor, int64_t* out_numel) {
   return Guard(__func__, [&] {
     const Tensor& t = Unwrap(tensor);
+    OF_CHECK(t.shape().is_static()) << "the tensor is lazy with shape " << t.shape()
+                                    << ": its size is known only when the graph runs";
     *Require(out_numel, "out_numel") = t.numel();
   });
 }
@@ -163,6 +165,8 @@ of_status_t* of_tensor_numel(const of_tensor_t* tensor, int64_t* out_numel) {
 of_status_t* of_tensor_nbytes(const of_tensor_t* tensor, size_t* out_nbytes) {
   return Guard(__func__, [&] {
     const Tensor& t = Unwrap(tensor);
+    OF_CHECK(t.shape().is_static()) << "the tensor is lazy with shape " << t.shape()
+                                    << ": its size is known only when the graph runs";
     *Require(out_nbytes, "out_nbytes") = t.nbytes();
   });
 }
@@ -180,6 +184,7 @@ of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_typ
 of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes) {
   return Guard(__func__, [&] {
     const Tensor& t = Unwrap(tensor);
+    CheckEager(t, "tensor");
     if (nbytes > 0) Require(dst, "dst");
     CopyToHost(t, dst, nbytes);
   });

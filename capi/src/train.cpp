@@ -16,10 +16,6 @@ using capi::ReadOptions;
 using capi::Require;
 using capi::Unwrap;
 
-struct of_optimizer_t {
-  std::unique_ptr<Optimizer> impl;
-};
-
 namespace {
 
 

@@ -49,6 +49,21 @@ _Static_assert(sizeof(of_loss_options_t) == 32, "loss options size");
 _Static_assert(OF_REDUCTION_NONE == 0 && OF_REDUCTION_MEAN == 1 && OF_REDUCTION_SUM == 2,
                "reductions are append-only");
 
+_Static_assert(offsetof(of_graph_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_graph_options_t, fuse) == 8, "graph options layout");
+_Static_assert(offsetof(of_graph_options_t, inplace) == 12, "graph options layout");
+_Static_assert(offsetof(of_graph_options_t, plan_memory) == 16, "graph options layout");
+_Static_assert(sizeof(of_graph_options_t) == 24, "graph options size");
+
+_Static_assert(offsetof(of_graph_memory_stats_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_graph_memory_stats_t, planned_peak_bytes) == 8, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, intermediate_bytes) == 16, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, num_buffers) == 24, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, num_inplace) == 32, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, num_nodes) == 40, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, num_specializations) == 48, "graph memory stats layout");
+_Static_assert(sizeof(of_graph_memory_stats_t) == 56, "graph memory stats size");
+
 _Static_assert(OF_STATUS_OK == 0 && OF_STATUS_INVALID_ARGUMENT == 3 && OF_STATUS_NOT_FOUND == 5 &&
                    OF_STATUS_RESOURCE_EXHAUSTED == 8 && OF_STATUS_OUT_OF_RANGE == 11 &&
                    OF_STATUS_INTERNAL == 13 && OF_STATUS_UNAVAILABLE == 14 && OF_STATUS_DATA_LOSS == 15,
@@ -64,4 +79,7 @@ static of_status_t* (*const check_create)(const of_session_options_t*, of_sessio
 static of_status_t* (*const check_from_data)(of_session_t*, const of_dtype_t*, const int64_t*, size_t, const void*,
                                              size_t, const of_tensor_options_t*, of_tensor_t**) = of_tensor_from_data;
 
-int main(void) { return check_create == NULL || check_from_data == NULL; }
+static of_status_t* (*const check_graph_run)(of_graph_t*, const of_tensor_t* const*, size_t, of_tensor_t**,
+                                             size_t) = of_graph_run;
+
+int main(void) { return check_create == NULL || check_from_data == NULL || check_graph_run == NULL; }

@@ -292,13 +292,18 @@ OF_API of_status_t* of_tensor_ndim(const of_tensor_t* tensor, size_t* out_ndim);
 /* Copies the sizes into `out_dims`, which has room for `capacity` values; capacity must be at least
  * the tensor's ndim (OUT_OF_RANGE otherwise). out_dims may be NULL when capacity is 0. */
 OF_API of_status_t* of_tensor_dims(const of_tensor_t* tensor, int64_t* out_dims, size_t capacity);
+/* The dims of a lazy tensor (see "lazy graphs") may be OF_DIM_UNKNOWN or symbols; its numel and nbytes
+ * are then unknown (INVALID_ARGUMENT naming the shape). */
 OF_API of_status_t* of_tensor_numel(const of_tensor_t* tensor, int64_t* out_numel);
 OF_API of_status_t* of_tensor_nbytes(const of_tensor_t* tensor, size_t* out_nbytes);
+/* *out_is_lazy = 1 for a lazy tensor (a value of a graph being built: no data), else 0. */
+OF_API of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, int32_t* out_is_lazy);
 /* The device holding the tensor: *out_device_type is OF_DEVICE_*. */
 OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_type,
                                      int32_t* out_device_index);
 /* Copies the elements, row-major, into host memory `dst` of `nbytes` bytes, which must equal
- * of_tensor_nbytes (INVALID_ARGUMENT otherwise, naming both sizes). */
+ * of_tensor_nbytes (INVALID_ARGUMENT otherwise, naming both sizes). FAILED_PRECONDITION for a lazy
+ * tensor, which has no data. */
 OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes);
 
 /*===--- ops ------------------------------------------------------------------------------===*/
@@ -779,6 +784,119 @@ OF_API of_status_t* of_safetensors_load_into(const char* path, const char* const
                                              size_t n, int32_t strict);
 
 /*===--- end of saving and loading ----------------------------------------------------------===*/
+
+/*===--- lazy graphs -------------------------------------------------------------------------===*/
+/* A graph is built by tracing and then run many times (OneFlow's nn.Graph):
+ *
+ *   of_graph_create(session, "train", NULL, &g);
+ *   of_graph_begin_build(g);                      lazy mode on for this thread and session
+ *   of_graph_add_input(g, "x", f32, dims, 4, &x); dims may hold OF_DIM_UNKNOWN or session symbols
+ *   ... the usual op functions on x and eager parameters: they record nodes and return lazy tensors ...
+ *   of_tensor_backward(session, loss, NULL, 0);   traces the backward ops
+ *   of_graph_add_optimizer(g, opt);               traces the parameter updates
+ *   of_graph_add_output(g, loss);
+ *   of_graph_end_build(g);
+ *   for each batch: of_graph_run(g, &batch, 1, &loss_value, 1);   one training step
+ *
+ * While a build is open, op calls on the building thread that pass the graph's session record nodes;
+ * other threads and other sessions keep running eagerly. Tensors created by of_tensor_* functions are
+ * eager even inside a build. An eager tensor reaching a lazy op becomes a variable of the graph, bound
+ * to that tensor's memory when the graph runs (no copy): a trainable one if it is a requires_grad leaf
+ * or was registered with of_graph_add_parameter, else a non-trainable one — a *free tensor* (e.g. the
+ * scalar of of_gt_scalar, a mask made during the build). The graph's variables are held by the session,
+ * not by the graph, until the graph is destroyed. A run writes parameters, optimizer state and
+ * batch-norm running statistics in place: after a training run the eager parameter tensors hold the
+ * updated values. Parameters' .grad is not set by graph runs.
+ *
+ * A lazy tensor has dtype and dims but no data (of_tensor_copy_to_host is FAILED_PRECONDITION); using it
+ * outside its build, or in another graph's build, is FAILED_PRECONDITION / INVALID_ARGUMENT naming the
+ * graph. Release lazy handles like any tensor.
+ *
+ * One built graph runs any concrete sizes that fit its declared dims, compiling once per concrete input
+ * shape (concrete shape inference, dead-code elimination, fusion, in-place reuse, memory planning) and
+ * caching the result. Thread-safety: the build functions must be called on the thread that began the
+ * build; of_graph_run and the queries may be called from any thread (runs of one graph are serialised).
+ * Destroy a session's graphs before the session. */
+typedef struct of_graph_t of_graph_t;
+
+typedef struct of_graph_options_t {
+  size_t struct_size;  /* sizeof(of_graph_options_t), set by of_graph_options_init */
+  int32_t fuse;        /* 1 (default): conv2d+batch_norm(inference)[+relu] and elementwise chains fused */
+  int32_t inplace;     /* 1 (default): elementwise ops may write into an input buffer that dies there */
+  int32_t plan_memory; /* 1 (default): intermediates share one arena by liveness; 0: a buffer each */
+} of_graph_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_graph_options_init(of_graph_options_t* options);
+
+/* Creates an empty graph in `session` (required). `name` (may be NULL or empty: "graph_<id>") appears in
+ * messages and the dump; options may be NULL for the defaults. Free *out_graph with of_graph_destroy. */
+OF_API of_status_t* of_graph_create(of_session_t* session, const char* name, const of_graph_options_t* options,
+                                    of_graph_t** out_graph);
+/* Destroys the graph: ends an open build, releases the graph's variables (its free tensors and its
+ * references to parameters) and an attached optimizer. NULL is fine. */
+OF_API void of_graph_destroy(of_graph_t* graph);
+
+/* Opens the graph's one build on the calling thread. FAILED_PRECONDITION if the graph was built or is
+ * being built, or another build is open on this thread. */
+OF_API of_status_t* of_graph_begin_build(of_graph_t* graph);
+/* Declares the next input: a lazy tensor (*out_tensor, owned by the caller) of `dtype` and the ndim dims
+ * `dims`, each a size >= 0, OF_DIM_UNKNOWN, or a symbol of the graph's session (of_session_dim_symbol):
+ * inputs sharing a symbol must be given equal sizes at run time. `name` is required and unique. */
+OF_API of_status_t* of_graph_add_input(of_graph_t* graph, const char* name, const of_dtype_t* dtype,
+                                       const int64_t* dims, size_t ndim, of_tensor_t** out_tensor);
+/* Registers the eager floating-point leaf `tensor` as a trainable variable named `name` (required,
+ * unique), before its first use in the build. Leaves with requires_grad need no registration (they are
+ * named param_<k>); registering names them in the dump. */
+OF_API of_status_t* of_graph_add_parameter(of_graph_t* graph, of_tensor_t* tensor, const char* name);
+/* Declares a lazy tensor of this graph as the next output (borrowed). */
+OF_API of_status_t* of_graph_add_output(of_graph_t* graph, const of_tensor_t* tensor);
+/* Traces, for every parameter of `optimizer` that received a gradient from an of_tensor_backward traced
+ * in this build, its update (the optimizer's state is created first and bound as free tensors). The graph
+ * keeps the optimizer alive; each run uses its current learning rate (of_optimizer_set_lr between runs
+ * works) and advances its state. FAILED_PRECONDITION if no parameter received a gradient. */
+OF_API of_status_t* of_graph_add_optimizer(of_graph_t* graph, of_optimizer_t* optimizer);
+/* Closes the build. FAILED_PRECONDITION without outputs and optimizer. */
+OF_API of_status_t* of_graph_end_build(of_graph_t* graph);
+
+/* Runs the built graph: `inputs` are n_inputs eager tensors (borrowed) matching the declared inputs in
+ * order — dtype, device, rank, known sizes, and equal sizes for equal symbols (INVALID_ARGUMENT naming the
+ * input otherwise). On success outputs[0..n_outputs) receive new tensors owned by the caller; n_outputs
+ * must equal the number of declared outputs (outputs may be NULL when it is 0). FAILED_PRECONDITION if the
+ * graph was never built. */
+OF_API of_status_t* of_graph_run(of_graph_t* graph, const of_tensor_t* const* inputs, size_t n_inputs,
+                                 of_tensor_t** outputs, size_t n_outputs);
+/* The number of declared inputs and outputs. */
+OF_API of_status_t* of_graph_num_inputs(const of_graph_t* graph, size_t* out_count);
+OF_API of_status_t* of_graph_num_outputs(const of_graph_t* graph, size_t* out_count);
+
+/* The graph's free tensors (non-trainable variables) held for it by the session: their number, and the
+ * name of free tensor `index` (OUT_OF_RANGE past the count; *out_name is valid until the graph is
+ * destroyed). */
+OF_API of_status_t* of_graph_free_tensor_count(const of_graph_t* graph, size_t* out_count);
+OF_API of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t index, const char** out_name);
+
+/* The graph as text: inputs, variables (with trainable / non-trainable), traced nodes with their dtypes
+ * and shapes (unknown dims print as ?, symbols by name), outputs, then for each compiled specialization
+ * its steps after the passes (fused steps name the nodes they replace), where each value lives (arena
+ * offset, in place of another value, output, view) and the memory plan. Writes at most capacity - 1
+ * characters and a NUL into `buffer` (which may be NULL when capacity is 0) and the full length, without
+ * the NUL, into *out_length: call with capacity 0 to size the buffer. */
+OF_API of_status_t* of_graph_dump(const of_graph_t* graph, char* buffer, size_t capacity, size_t* out_length);
+
+/* The memory plan of the most recent run's specialization (all zero before the first run). */
+typedef struct of_graph_memory_stats_t {
+  size_t struct_size;            /* set by the caller to sizeof(of_graph_memory_stats_t) */
+  uint64_t planned_peak_bytes;   /* the arena holding every intermediate */
+  uint64_t intermediate_bytes;   /* the sum of all intermediate buffers: what no reuse would need */
+  uint64_t num_buffers;          /* intermediates */
+  uint64_t num_inplace;          /* intermediates written into a dying input's buffer */
+  uint64_t num_nodes;            /* steps after the passes */
+  uint64_t num_specializations;  /* concrete input shapes compiled so far */
+} of_graph_memory_stats_t;
+/* Fills the first out_stats->struct_size bytes (at least sizeof(size_t), INVALID_ARGUMENT otherwise). */
+OF_API of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memory_stats_t* out_stats);
+
+/*===--- end of lazy graphs -----------------------------------------------------------------===*/
 
 #ifdef __cplusplus
 } /* extern "C" */
