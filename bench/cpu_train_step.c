@@ -1,15 +1,20 @@
-/* Times eager training steps on the CPU through the C ABI: forward, cross-entropy, backward and an SGD
- * step (momentum 0.9). The same three models as bench/pytorch_train_step.py, built the same way
- * (torchvision's ResNet-50 and ResNet-18 layouts, an MLP 64-128-10):
+/* Times training steps on the CPU through the C ABI: forward, cross-entropy, backward and an SGD step
+ * (momentum 0.9), run eagerly (op by op) and through a lazy graph (the same code traced once into a
+ * graph with the backward and the update, compiled, then one of_graph_run per step). The same three
+ * models as bench/pytorch_train_step.py, built the same way (torchvision's ResNet-50 and ResNet-18
+ * layouts, an MLP 64-128-10):
  *
  *   resnet50  batch 1,  3x224x224, 1000 classes
  *   resnet18  batch 8,  3x64x64,   1000 classes
  *   mlp       batch 32, 64 -> 128 -> ReLU -> 10
  *
- *   cpu_train_step [--model all|resnet50|resnet18|mlp] [--threads N] [--warmup N] [--iters N]
+ *   cpu_train_step [--model all|resnet50|resnet18|mlp] [--mode both|eager|lazy] [--threads N]
+ *                  [--warmup N] [--iters N]
  *
- * Prints one line per model: "model=<name> batch=<n> threads=<t> median_ms=<x> min_ms=<y>"
- * (bench/compare_cpu.py reads these lines). */
+ * Prints one line per model and mode:
+ * "model=<name> mode=eager|lazy batch=<n> threads=<t> median_ms=<x> min_ms=<y>" (bench/compare_cpu.py
+ * reads these lines). Both modes train the same parameters in one session, each with its own optimizer,
+ * and their steps alternate; neither reads the loss back (nor does the PyTorch side). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +228,45 @@ static int compare_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-static void bench(const char* name, int threads, int warmup, int iters) {
+static void report(const char* name, const char* mode, int64_t batch, int threads, double* times, int iters) {
+  qsort(times, (size_t)iters, sizeof(double), compare_double);
+  printf("model=%s mode=%s batch=%lld threads=%d median_ms=%.4f min_ms=%.4f\n", name, mode, (long long)batch, threads,
+         times[iters / 2], times[0]);
+  fflush(stdout);
+}
+
+static of_optimizer_t* make_sgd(net_t* n) {
+  of_sgd_options_t sgd;
+  of_sgd_options_init(&sgd);
+  sgd.lr = 0.01;
+  sgd.momentum = 0.9;
+  of_optimizer_t* opt = NULL;
+  CHECK(of_optimizer_sgd_create(n->s, n->params, n->nparams, &sgd, &opt));
+  return opt;
+}
+
+/* The eager step traced into a graph: inputs x and target (the bench's fixed shapes), output the loss;
+ * a run also applies `opt`'s update and the batch-norm running-statistics update in place. */
+static of_graph_t* build_train_graph(net_t* n, const model_t* m, of_optimizer_t* opt) {
+  of_graph_t* g = NULL;
+  CHECK(of_graph_create(n->s, m->name, NULL, &g));
+  CHECK(of_graph_begin_build(g));
+  of_tensor_t *x = NULL, *t = NULL, *loss = NULL;
+  CHECK(of_graph_add_input(g, "x", of_dtype_float32(), m->input_dims, m->input_ndim, &x));
+  temp(n, x);
+  CHECK(of_graph_add_input(g, "target", of_dtype_int64(), &m->batch, 1, &t));
+  temp(n, t);
+  CHECK(of_cross_entropy(n->s, forward(n, m, x), t, NULL, &loss));
+  temp(n, loss);
+  CHECK(of_tensor_backward(n->s, loss, NULL, 0));
+  CHECK(of_graph_add_optimizer(g, opt));
+  CHECK(of_graph_add_output(g, loss));
+  CHECK(of_graph_end_build(g));
+  release_temps(n); /* the lazy handles */
+  return g;
+}
+
+static void bench(const char* name, int threads, int warmup, int iters, int eager, int lazy) {
   of_session_options_t so;
   of_session_options_init(&so);
   so.num_threads = threads;
@@ -251,32 +294,42 @@ static void bench(const char* name, int threads, int warmup, int iters) {
   of_tensor_release(u);
   of_tensor_release(scaled);
 
-  of_sgd_options_t sgd;
-  of_sgd_options_init(&sgd);
-  sgd.lr = 0.01;
-  sgd.momentum = 0.9;
-  of_optimizer_t* opt = NULL;
-  CHECK(of_optimizer_sgd_create(n->s, n->params, n->nparams, &sgd, &opt));
-
-  double* times = calloc((size_t)iters, sizeof(double));
-  for (int i = 0; i < warmup + iters; ++i) {
-    const double t0 = now_ms();
-    of_tensor_t* loss = NULL;
-    CHECK(of_cross_entropy(n->s, forward(n, m, x), target, NULL, &loss));
-    temp(n, loss);
-    CHECK(of_optimizer_zero_grad(opt));
-    CHECK(of_tensor_backward(n->s, loss, NULL, 0));
-    CHECK(of_optimizer_step(n->s, opt));
-    release_temps(n);
-    if (i >= warmup) times[i - warmup] = now_ms() - t0;
+  /* With both modes, eager and lazy steps alternate, so that load changes on a shared machine hit both. */
+  of_optimizer_t* eager_opt = eager ? make_sgd(n) : NULL;
+  of_optimizer_t* lazy_opt = lazy ? make_sgd(n) : NULL;
+  of_graph_t* g = lazy ? build_train_graph(n, m, lazy_opt) : NULL;
+  const of_tensor_t* inputs[2] = {x, target};
+  double* eager_times = calloc((size_t)iters, sizeof(double));
+  double* lazy_times = calloc((size_t)iters, sizeof(double));
+  /* Step -1 is the lazy graph's first run, which compiles it for these shapes. */
+  for (int i = lazy ? -1 : 0; i < warmup + iters; ++i) {
+    if (eager && i >= 0) {
+      const double t0 = now_ms();
+      of_tensor_t* loss = NULL;
+      CHECK(of_cross_entropy(n->s, forward(n, m, x), target, NULL, &loss));
+      temp(n, loss);
+      CHECK(of_optimizer_zero_grad(eager_opt));
+      CHECK(of_tensor_backward(n->s, loss, NULL, 0));
+      CHECK(of_optimizer_step(n->s, eager_opt));
+      release_temps(n);
+      if (i >= warmup) eager_times[i - warmup] = now_ms() - t0;
+    }
+    if (lazy) {
+      const double t0 = now_ms();
+      of_tensor_t* loss = NULL;
+      CHECK(of_graph_run(g, inputs, 2, &loss, 1)); /* forward, backward and the update */
+      of_tensor_release(loss);
+      if (i >= warmup) lazy_times[i - warmup] = now_ms() - t0;
+    }
   }
-  qsort(times, (size_t)iters, sizeof(double), compare_double);
-  printf("model=%s batch=%lld threads=%d median_ms=%.4f min_ms=%.4f\n", name, (long long)m->batch, threads,
-         times[iters / 2], times[0]);
-  fflush(stdout);
+  if (eager) report(name, "eager", m->batch, threads, eager_times, iters);
+  if (lazy) report(name, "lazy", m->batch, threads, lazy_times, iters);
 
-  free(times);
-  of_optimizer_free(opt);
+  free(eager_times);
+  free(lazy_times);
+  of_graph_destroy(g);
+  of_optimizer_free(eager_opt);
+  of_optimizer_free(lazy_opt);
   of_tensor_release(x);
   of_tensor_release(target);
   for (size_t i = 0; i < n->nparams; ++i) of_tensor_release(n->params[i]);
@@ -288,24 +341,35 @@ static void bench(const char* name, int threads, int warmup, int iters) {
 
 int main(int argc, char** argv) {
   const char* model = "all";
+  const char* mode = "both";
   int threads = 0, warmup = -1, iters = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--model") == 0) model = argv[i + 1];
+    else if (strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
     else if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--iters") == 0) iters = atoi(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: %s [--model all|resnet50|resnet18|mlp] [--threads N] [--warmup N] [--iters N]\n",
+      fprintf(stderr,
+              "usage: %s [--model all|resnet50|resnet18|mlp] [--mode both|eager|lazy] [--threads N] [--warmup N] "
+              "[--iters N]\n",
               argv[0]);
       return 2;
     }
+  }
+  const int eager = strcmp(mode, "both") == 0 || strcmp(mode, "eager") == 0;
+  const int lazy = strcmp(mode, "both") == 0 || strcmp(mode, "lazy") == 0;
+  if (!eager && !lazy) {
+    fprintf(stderr, "--mode must be both, eager or lazy, got %s\n", mode);
+    return 2;
   }
   static const char* const all[3] = {"mlp", "resnet18", "resnet50"};
   for (int i = 0; i < 3; ++i) {
     if (strcmp(model, "all") != 0 && strcmp(model, all[i]) != 0) continue;
     /* Defaults: enough steps for a stable median without taking minutes on two cores. */
     const int is_mlp = i == 0, is_r50 = i == 2;
-    bench(all[i], threads, warmup >= 0 ? warmup : (is_mlp ? 200 : 3), iters > 0 ? iters : (is_mlp ? 2000 : (is_r50 ? 7 : 11)));
+    bench(all[i], threads, warmup >= 0 ? warmup : (is_mlp ? 200 : 3), iters > 0 ? iters : (is_mlp ? 2000 : (is_r50 ? 7 : 11)),
+          eager, lazy);
   }
   return 0;
 }

@@ -1,13 +1,22 @@
-/* Trains a small ResNet-style CNN on Fashion-MNIST through the oneflow_c C ABI, eagerly on the CPU.
+/* Trains a small ResNet-style CNN on Fashion-MNIST through the oneflow_c C ABI on the CPU, eagerly or
+ * (--graph) through lazy graphs.
  *
  *   train_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N]
- *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long]
+ *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph]
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
  * trained with SGD (momentum 0.9, nesterov, weight decay 5e-4) and a cosine learning-rate schedule.
  * Prints a progress bar (rate, loss, ETA), the training loss and test accuracy per epoch, and saves the
- * weights (and batch-norm running statistics) as safetensors. --long trains for 6 epochs. */
+ * weights (and batch-norm running statistics) as safetensors. --long trains for 6 epochs.
+ *
+ * --graph traces the same code once into two lazy graphs instead of running it op by op: a training
+ * graph (forward, cross-entropy, backward and the SGD update: one of_graph_run per step) and an
+ * evaluation graph (batch norm in inference mode, which the compiler fuses with its conv and ReLU; it
+ * returns the number of correct predictions). Their batch dim is OF_DIM_UNKNOWN, so the last, smaller
+ * batch runs the same graph (compiled once more for that size). The learning rate still changes
+ * between runs (of_optimizer_set_lr), and each run updates the eager parameter tensors in place, which
+ * are what gets saved. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +193,7 @@ static of_tensor_t* relu(of_session_t* s, arena_t* a, of_tensor_t* x) {
   return keep(a, y);
 }
 
-/* images (N, 1, 28, 28) -> logits (N, 10). */
+/* images (N, 1, 28, 28) -> logits (N, 10). Run eagerly, or traced when a graph build is open. */
 static of_tensor_t* forward(of_session_t* s, arena_t* a, const model_t* m, of_tensor_t* x, int training) {
   of_tensor_t* h = relu(s, a, batch_norm(s, a, conv(s, a, x, m->stem, 1, 1), &m->stem_bn, training));
   for (int b = 0; b < 3; ++b) {
@@ -227,6 +236,82 @@ static void make_batch(of_session_t* s, const fm_dataset_t* ds, const size_t* or
   CHECK(of_tensor_from_data(s, of_dtype_int64(), ldims, 1, label_buf, n * sizeof(int64_t), NULL, labels));
 }
 
+/* ---- lazy graphs (--graph) ------------------------------------------------------------------- */
+
+/* Names the trainable tensors in the graph after the model's names (for of_graph_dump); without this
+ * they would still be bound, as param_<k>. */
+static void add_parameters(of_graph_t* g, const model_t* m) {
+  for (size_t i = 0; i < m->count; ++i) {
+    if (m->all[i].trainable) CHECK(of_graph_add_parameter(g, m->all[i].tensor, m->all[i].name));
+  }
+}
+
+/* One training step traced from the eager code: inputs images (?, 1, rows, cols) float32 and labels (?)
+ * int64, output the mean cross-entropy. Running it also applies `opt`'s update to the parameters and
+ * updates the batch-norm running statistics, in place. */
+static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optimizer_t* opt, int64_t rows,
+                                     int64_t cols) {
+  of_graph_t* g = NULL;
+  CHECK(of_graph_create(s, "fashion_mnist_train", NULL, &g));
+  CHECK(of_graph_begin_build(g));
+  add_parameters(g, m);
+  const int64_t idims[4] = {OF_DIM_UNKNOWN, 1, rows, cols}, ldims[1] = {OF_DIM_UNKNOWN};
+  arena_t a = {0};
+  of_tensor_t *images = NULL, *labels = NULL, *loss = NULL;
+  CHECK(of_graph_add_input(g, "images", of_dtype_float32(), idims, 4, &images));
+  keep(&a, images);
+  CHECK(of_graph_add_input(g, "labels", of_dtype_int64(), ldims, 1, &labels));
+  keep(&a, labels);
+  CHECK(of_cross_entropy(s, forward(s, &a, m, images, 1), labels, NULL, &loss));
+  keep(&a, loss);
+  CHECK(of_tensor_backward(s, loss, NULL, 0)); /* traces the backward ops */
+  CHECK(of_graph_add_optimizer(g, opt));       /* traces each parameter's SGD update */
+  CHECK(of_graph_add_output(g, loss));
+  CHECK(of_graph_end_build(g));
+  arena_clear(&a); /* lazy handles are released like any tensor */
+  return g;
+}
+
+/* Evaluation of one batch traced from the eager code, batch norm in inference mode: inputs as above,
+ * output the number of correct predictions (int64, 0-d). */
+static of_graph_t* build_eval_graph(of_session_t* s, const model_t* m, int64_t rows, int64_t cols) {
+  int32_t previous = 1;
+  CHECK(of_grad_set_enabled(0, &previous)); /* nothing to differentiate: trace no backward records */
+  of_graph_t* g = NULL;
+  CHECK(of_graph_create(s, "fashion_mnist_eval", NULL, &g));
+  CHECK(of_graph_begin_build(g));
+  add_parameters(g, m);
+  const int64_t idims[4] = {OF_DIM_UNKNOWN, 1, rows, cols}, ldims[1] = {OF_DIM_UNKNOWN};
+  arena_t a = {0};
+  of_tensor_t *images = NULL, *labels = NULL, *pred = NULL, *hits = NULL, *correct = NULL;
+  CHECK(of_graph_add_input(g, "images", of_dtype_float32(), idims, 4, &images));
+  keep(&a, images);
+  CHECK(of_graph_add_input(g, "labels", of_dtype_int64(), ldims, 1, &labels));
+  keep(&a, labels);
+  CHECK(of_argmax(s, forward(s, &a, m, images, 0), 1, 0, &pred));
+  CHECK(of_eq(s, keep(&a, pred), labels, &hits));
+  CHECK(of_sum(s, keep(&a, hits), NULL, 0, 0, &correct));
+  CHECK(of_graph_add_output(g, keep(&a, correct)));
+  CHECK(of_graph_end_build(g));
+  arena_clear(&a);
+  CHECK(of_grad_set_enabled(previous, NULL));
+  return g;
+}
+
+/* The memory plan of the graph's most recent run (one concrete batch size). */
+static void print_memory_plan(const of_graph_t* g, const char* what) {
+  of_graph_memory_stats_t st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK(of_graph_memory_stats(g, &st));
+  const double mib = 1024.0 * 1024.0;
+  printf("%s graph: %llu steps after fusion; memory plan: peak %.2f MiB for %.2f MiB of intermediates "
+         "(%llu buffers, %llu in place)\n",
+         what, (unsigned long long)st.num_nodes, (double)st.planned_peak_bytes / mib,
+         (double)st.intermediate_bytes / mib, (unsigned long long)st.num_buffers, (unsigned long long)st.num_inplace);
+  fflush(stdout);
+}
+
 /* ---- progress bar ---------------------------------------------------------------------------- */
 
 static double now_seconds(void) {
@@ -257,14 +342,16 @@ typedef struct {
   const char* data_dir;
   const char* out_path;
   size_t limit; /* use only the first N training examples (0 = all) */
+  int graph;    /* train and evaluate through lazy graphs */
 } options_t;
 
 static void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N] [--seed N]\n"
-          "          [--data DIR] [--out FILE] [--limit N] [--long]\n"
+          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph]\n"
           "defaults: 2 epochs, batch 64, lr 0.05, width 16, all cores, data in /usr/share/datasets/fashion-mnist,\n"
-          "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate)\n",
+          "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate);\n"
+          "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch)\n",
           prog);
 }
 
@@ -276,6 +363,10 @@ static int parse_options(int argc, char** argv, options_t* o) {
     const char* val = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(arg, "--long") == 0) {
       o->epochs = 6;
+      continue;
+    }
+    if (strcmp(arg, "--graph") == 0) {
+      o->graph = 1;
       continue;
     }
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
@@ -317,9 +408,10 @@ static void shuffle(size_t* order, size_t n, unsigned long long* state) {
   }
 }
 
-/* Test accuracy in [0, 1], with batch norm in inference mode and gradients off. */
-static double evaluate(of_session_t* s, const model_t* m, const fm_dataset_t* test, int batch, float* ibuf,
-                       int64_t* lbuf) {
+/* Test accuracy in [0, 1], with batch norm in inference mode and gradients off: eagerly, or by running
+ * `graph` (build_eval_graph) when it is not NULL. print_plan: print the graph's memory plan once. */
+static double evaluate(of_session_t* s, const model_t* m, of_graph_t* graph, const fm_dataset_t* test, int batch,
+                       float* ibuf, int64_t* lbuf, int* print_plan) {
   int32_t previous = 1;
   CHECK(of_grad_set_enabled(0, &previous));
   size_t correct = 0;
@@ -330,10 +422,19 @@ static double evaluate(of_session_t* s, const model_t* m, const fm_dataset_t* te
     make_batch(s, test, NULL, first, n, ibuf, lbuf, &images, &labels);
     keep(&a, images);
     keep(&a, labels);
-    of_tensor_t* logits = forward(s, &a, m, images, 0);
-    CHECK(of_argmax(s, logits, 1, 0, &pred));
-    CHECK(of_eq(s, keep(&a, pred), labels, &hits));
-    CHECK(of_sum(s, keep(&a, hits), NULL, 0, 0, &total));
+    if (graph != NULL) {
+      const of_tensor_t* inputs[2] = {images, labels};
+      CHECK(of_graph_run(graph, inputs, 2, &total, 1));
+      if (*print_plan) {
+        print_memory_plan(graph, "evaluation");
+        *print_plan = 0;
+      }
+    } else {
+      of_tensor_t* logits = forward(s, &a, m, images, 0);
+      CHECK(of_argmax(s, logits, 1, 0, &pred));
+      CHECK(of_eq(s, keep(&a, pred), labels, &hits));
+      CHECK(of_sum(s, keep(&a, hits), NULL, 0, 0, &total));
+    }
     int64_t count = 0;
     CHECK(of_tensor_copy_to_host(keep(&a, total), &count, sizeof count));
     correct += (size_t)count;
@@ -384,6 +485,15 @@ int main(int argc, char** argv) {
          train.count, test.count, opt.width, nparams);
   printf("%d epochs, batch %d, SGD lr %.3g (cosine schedule), momentum 0.9, nesterov, weight decay 5e-4\n",
          opt.epochs, opt.batch_size, opt.lr);
+  of_graph_t *train_graph = NULL, *eval_graph = NULL;
+  if (opt.graph) {
+    const double t0 = now_seconds();
+    train_graph = build_train_graph(s, &model, optimizer, (int64_t)train.rows, (int64_t)train.cols);
+    eval_graph = build_eval_graph(s, &model, (int64_t)test.rows, (int64_t)test.cols);
+    printf("lazy graphs: training step and evaluation traced in %.0f ms (compiled at their first run)\n",
+           1e3 * (now_seconds() - t0));
+  }
+  int print_train_plan = opt.graph, print_eval_plan = opt.graph;
   fflush(stdout);
 
   const size_t pixels = train.rows * train.cols;
@@ -416,12 +526,23 @@ int main(int argc, char** argv) {
       make_batch(s, &train, order, first, n, ibuf, lbuf, &images, &labels);
       keep(&a, images);
       keep(&a, labels);
-      of_tensor_t* logits = forward(s, &a, &model, images, 1);
-      CHECK(of_cross_entropy(s, logits, labels, NULL, &loss));
-      keep(&a, loss);
-      CHECK(of_optimizer_zero_grad(optimizer));
-      CHECK(of_tensor_backward(s, loss, NULL, 0));
-      CHECK(of_optimizer_step(s, optimizer));
+      if (train_graph != NULL) {
+        /* The whole step in one call: forward, backward, the update with the lr just set. */
+        const of_tensor_t* inputs[2] = {images, labels};
+        CHECK(of_graph_run(train_graph, inputs, 2, &loss, 1));
+        keep(&a, loss);
+        if (print_train_plan) {
+          print_memory_plan(train_graph, "training");
+          print_train_plan = 0;
+        }
+      } else {
+        of_tensor_t* logits = forward(s, &a, &model, images, 1);
+        CHECK(of_cross_entropy(s, logits, labels, NULL, &loss));
+        keep(&a, loss);
+        CHECK(of_optimizer_zero_grad(optimizer));
+        CHECK(of_tensor_backward(s, loss, NULL, 0));
+        CHECK(of_optimizer_step(s, optimizer));
+      }
       float loss_value = 0.0f;
       CHECK(of_tensor_copy_to_host(loss, &loss_value, sizeof loss_value));
       arena_clear(&a);
@@ -432,7 +553,7 @@ int main(int argc, char** argv) {
       }
     }
     if (tty) fprintf(stderr, "\n");
-    accuracy = evaluate(s, &model, &test, kEvalBatch, ibuf, lbuf);
+    accuracy = evaluate(s, &model, eval_graph, &test, kEvalBatch, ibuf, lbuf, &print_eval_plan);
     printf("epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.1f s\n", epoch, opt.epochs,
            loss_sum / (double)seen, 100.0 * accuracy, now_seconds() - started);
     fflush(stdout);
@@ -448,6 +569,8 @@ int main(int argc, char** argv) {
   printf("final test accuracy %.2f%% after %.0f s; weights saved to %s (%zu tensors, safetensors)\n",
          100.0 * accuracy, now_seconds() - run_started, opt.out_path, model.count);
 
+  of_graph_destroy(train_graph); /* graphs go before their session */
+  of_graph_destroy(eval_graph);
   of_optimizer_free(optimizer);
   model_free(&model);
   of_session_destroy(s);
