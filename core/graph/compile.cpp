@@ -250,11 +250,11 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   exe->offsets.assign(num_values, 0);
   exe->inplace_of.assign(num_values, -1);
   exe->inputs = program.inputs;
+  exe->variables = program.variables;
   exe->outputs = program.outputs;
   for (int32_t v : program.inputs) exe->slots[static_cast<size_t>(v)] = Executable::Slot::kInput;
   for (size_t i = 0; i < program.variables.size(); ++i) {
     exe->slots[static_cast<size_t>(program.variables[i])] = Executable::Slot::kVariable;
-    exe->tensors[static_cast<size_t>(program.variables[i])] = variables[i];
   }
   for (WorkNode& n : w.nodes) {
     if (!n.alive) continue;

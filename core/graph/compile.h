@@ -31,23 +31,28 @@ struct Executable {
   std::vector<Step> steps;
   std::vector<TensorMeta> metas;  // concrete, per value id
   std::vector<Slot> slots;        // where each value lives
-  std::vector<TensorPtr> tensors;  // bound: variables, arena views; per run: inputs, fresh, views
+  // Per value: the arena views (kept); during a run also the inputs, variables, fresh outputs and views
+  // (dropped when the run ends: a compiled plan holds no reference to a user's tensor).
+  std::vector<TensorPtr> tensors;
   std::vector<size_t> offsets;     // kArena: byte offset in the arena
   std::vector<int32_t> inplace_of;  // kArena: the value whose buffer it reuses, or -1
-  std::vector<int32_t> inputs, outputs;
+  std::vector<int32_t> inputs, variables, outputs;
   std::shared_ptr<Storage> arena;
   MemoryStats stats;
   std::string signature;  // the concrete input shapes: "x: (2, 4)"
 };
 
 // `input_shapes` are static and already checked against the declared dims; `variables` are the bound
-// tensors in program.variables' order; `update_nodes[k]` is the node of the Graph's update k.
+// tensors in program.variables' order (for their metas: they are bound again at each run);
+// `update_nodes[k]` is the node of the Graph's update k.
 std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Shape>& input_shapes,
                                     const std::vector<TensorPtr>& variables, const GraphOptions& options,
                                     std::span<const size_t> update_nodes);
 
-// Runs one step. `inputs` are eager tensors of the compiled shapes. Returns the outputs (new tensors).
-std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs, Session& session);
+// Runs one step. `inputs` are eager tensors of the compiled shapes, `variables` the graph's variables in
+// program order. Returns the outputs (new tensors).
+std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs,
+                               const std::vector<TensorPtr>& variables, Session& session);
 
 // The specialization as text: steps with concrete shapes and where each value lives, then the plan.
 std::string DumpExecutable(const Executable& exe, const Program& program);

@@ -13,7 +13,7 @@ class RunCleanup {
   ~RunCleanup() {
     for (size_t v = 0; v < exe_.slots.size(); ++v) {
       const Executable::Slot s = exe_.slots[v];
-      if (s == Executable::Slot::kInput || s == Executable::Slot::kFresh || s == Executable::Slot::kView) {
+      if (s != Executable::Slot::kArena) {
         exe_.tensors[v] = nullptr;
       }
     }
@@ -31,10 +31,12 @@ class RunCleanup {
 
 }  // namespace
 
-std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs, Session& session) {
+std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs,
+                               const std::vector<TensorPtr>& variables, Session& session) {
   RunCleanup cleanup(exe);
   ThreadPool& pool = session.thread_pool();
   for (size_t i = 0; i < inputs.size(); ++i) exe.tensors[static_cast<size_t>(exe.inputs[i])] = inputs[i];
+  for (size_t i = 0; i < variables.size(); ++i) exe.tensors[static_cast<size_t>(exe.variables[i])] = variables[i];
   for (Executable::Step& step : exe.steps) {
     const OpDef& op = *step.op;
     try {

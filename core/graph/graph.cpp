@@ -151,10 +151,10 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
     for (Dim d : t.shape()) key.push_back(d.value());
     shapes.push_back(t.shape());
   }
+  // The variables are the session's, bound for this run only.
+  const std::vector<TensorPtr> variables = session_->free_tensors().Tensors(id_);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    std::vector<TensorPtr> variables;
-    for (const FreeTensorStore::Entry& e : session_->free_tensors().Entries(id_)) variables.push_back(e.tensor);
     std::vector<size_t> update_nodes;
     for (const Update& u : updates_) update_nodes.push_back(u.node);
     it = cache_.emplace(key, Compile(program_, shapes, variables, options_, update_nodes)).first;
@@ -166,7 +166,7 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
     const Update& u = updates_[static_cast<size_t>(step.update)];
     u.optimizer->RefreshTracedAttrs(u.param_index, step.attrs);
   }
-  std::vector<TensorPtr> outputs = Execute(exe, inputs, *session_);
+  std::vector<TensorPtr> outputs = Execute(exe, inputs, variables, *session_);
   for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
   last_stats_ = exe.stats;
   last_stats_.num_specializations = cache_.size();

@@ -16,6 +16,10 @@
 // program once per concrete input shape (core/graph/compile.h: concrete shape inference, dead-code
 // elimination, fusion, in-place reuse, liveness-based memory planning), caching the result.
 //
+// The Graph and its compiled plans hold no reference to a user's tensor between runs; an attached
+// optimizer is kept alive by the graph (its learning rate and step state are read at each run), and
+// with it the optimizer's own references to its parameters.
+//
 // Thread-safety: one thread builds a graph (the one that called BeginBuild, which must also call the
 // other build functions and EndBuild). Run, Dump and the queries may be called from any thread; runs of
 // one graph are serialised by the graph (they share its planned buffers). Destroying a graph while

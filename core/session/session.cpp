@@ -47,10 +47,15 @@ std::vector<std::string> FreeTensorStore::Names(uint64_t graph_id) const {
   return names;
 }
 
-std::vector<FreeTensorStore::Entry> FreeTensorStore::Entries(uint64_t graph_id) const {
+std::vector<TensorPtr> FreeTensorStore::Tensors(uint64_t graph_id) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<TensorPtr> tensors;
   auto it = by_graph_.find(graph_id);
-  return it == by_graph_.end() ? std::vector<Entry>{} : it->second;
+  if (it != by_graph_.end()) {
+    tensors.reserve(it->second.size());
+    for (const Entry& e : it->second) tensors.push_back(e.tensor);
+  }
+  return tensors;
 }
 
 void FreeTensorStore::RemoveGraph(uint64_t graph_id) {

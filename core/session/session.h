@@ -31,11 +31,6 @@ struct SessionOptions {
 // until the graph is destroyed and RemoveGraph releases them.
 class FreeTensorStore {
  public:
-  struct Entry {
-    std::string name;
-    TensorPtr tensor;
-    bool trainable = false;  // a parameter, not a free tensor
-  };
   // Records `tensor` for graph `graph_id` under `name`; AlreadyExists if that name is taken there.
   void Add(uint64_t graph_id, std::string name, TensorPtr tensor, bool trainable = false);
   // The name under which `tensor` is stored for the graph, or "" if it is not stored there.
@@ -43,12 +38,17 @@ class FreeTensorStore {
   // The free (non-trainable) tensors of the graph: how many, and their names in insertion order.
   size_t Count(uint64_t graph_id) const;
   std::vector<std::string> Names(uint64_t graph_id) const;
-  // Every entry of the graph, free tensors and parameters, in insertion order.
-  std::vector<Entry> Entries(uint64_t graph_id) const;
+  // The tensors of every entry of the graph, free tensors and parameters, in insertion order.
+  std::vector<TensorPtr> Tensors(uint64_t graph_id) const;
   // Drops (and so releases) every tensor of the graph.
   void RemoveGraph(uint64_t graph_id);
 
  private:
+  struct Entry {
+    std::string name;
+    TensorPtr tensor;
+    bool trainable = false;  // a parameter, not a free tensor
+  };
   mutable std::mutex mutex_;
   std::map<uint64_t, std::vector<Entry>> by_graph_;
 };

@@ -67,6 +67,14 @@ TEST(Graph, FreeTensorsAreSessionOwnedAndReleasedWithTheGraph) {
     EXPECT_EQ(ToDoubles(out[1]), (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 0}));
     EXPECT_EQ(out[0]->dtype(), DType::Bool());
     EXPECT_EQ(counter.count, 0);
+    // The compiled plan keeps no reference to a run's input.
+    DeleteCounter input_counter;
+    std::vector<float> input_data = {0.9f, 0.1f, 0.9f, 0.1f};
+    TensorPtr adopted = AdoptHost(DType::Float32(), Shape{1, 4}, input_data.data(), 16,
+                                  [&input_counter](void* p) { DeleteCounter::Delete(p, &input_counter); });
+    EXPECT_EQ(ToDoubles(g.Run({adopted})[0]), (std::vector<double>{1, 0, 1, 0}));
+    adopted = nullptr;
+    EXPECT_EQ(input_counter.count, 1);
   }
   // Destroying the graph released the session's references: the mask's deleter ran exactly once.
   EXPECT_EQ(counter.count, 1);
