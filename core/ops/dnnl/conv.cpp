@@ -6,7 +6,7 @@
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
-#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
 
 namespace oneflow {
@@ -14,10 +14,15 @@ namespace {
 
 using namespace dnnl_util;
 
-struct ConvParams {
-  Window2d win;
-  int64_t groups = 1;
-};
+memory::dims Strides(const ConvGeom& g) { return {g.win.stride[0], g.win.stride[1]}; }
+memory::dims Dilates(const ConvGeom& g) { return {g.win.dilation[0] - 1, g.win.dilation[1] - 1}; }
+memory::dims Padding(const ConvGeom& g) { return {g.win.padding[0], g.win.padding[1]}; }
+
+}  // namespace
+
+// ---- shared with fused_conv.cpp (see conv_common.h) ------------------------------------------------
+
+namespace dnnl_util {
 
 ConvParams ConvParamsOf(const Attrs& attrs) {
   ConvParams p;
@@ -32,6 +37,66 @@ ConvParams ConvParamsOf(const Attrs& attrs) {
   OF_CHECK(p.groups >= 1) << "groups must be >= 1, got " << p.groups;
   return p;
 }
+
+ConvGeom ConvGeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs) {
+  const ConvParams p = ConvParamsOf(attrs);
+  const Shape& xs = x.shape();
+  const Shape& ws = w.shape();
+  ConvGeom g{xs[0].value(), xs[1].value(), xs[2].value(), xs[3].value(), ws[0].value(), ws[2].value(),
+             ws[3].value(), 0, 0, p.groups, p.win};
+  g.oh = WindowOut(g.h, g.kh, g.win, 0);
+  g.ow = WindowOut(g.w, g.kw, g.win, 1);
+  return g;
+}
+
+memory::dims SrcDims(const ConvGeom& g) { return {g.n, g.c, g.h, g.w}; }
+memory::dims DstDims(const ConvGeom& g) { return {g.n, g.o, g.oh, g.ow}; }
+memory::dims WeightDims(const ConvGeom& g) {
+  if (g.g == 1) return {g.o, g.c, g.kh, g.kw};
+  return {g.g, g.og(), g.cg(), g.kh, g.kw};
+}
+
+int64_t ConvWork(const ConvGeom& g) { return g.n * g.o * g.oh * g.ow * g.cg() * g.kh * g.kw / 8; }
+
+Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
+  return {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
+          g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, flag};
+}
+
+dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias) {
+  const memory::desc src = AnyDesc(SrcDims(g)), w = AnyDesc(WeightDims(g)), dst = AnyDesc(DstDims(g));
+  if (bias) {
+    return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, PlainDesc({g.o}), dst,
+                                           Strides(g), Dilates(g), Padding(g), Padding(g));
+  }
+  return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, dst, Strides(g),
+                                         Dilates(g), Padding(g), Padding(g));
+}
+
+ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward::primitive_desc& pd) {
+  return ConvFwdEntry{pd, dnnl::convolution_forward(pd), Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
+                      Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
+                      Operand(PlainDesc(DstDims(g)), pd.dst_desc(), false)};
+}
+
+void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, dnnl::stream& stream, void* x, void* w, void* bias,
+                void* y) {
+  const memory dst = e.dst.Prepare(y, kSlotDst, stream);
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.src.Prepare(x, kSlotSrc, stream)},
+                                          {DNNL_ARG_WEIGHTS, e.weights.Prepare(w, kSlotWeights, stream)},
+                                          {DNNL_ARG_DST, dst},
+                                          {DNNL_ARG_SCRATCHPAD, Scratchpad(e.pd)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(PlainDesc({g.o}), Engine(), bias));
+  e.prim.execute(stream, args);
+  e.dst.Finish(dst, y, stream);
+  stream.wait();
+}
+
+}  // namespace dnnl_util
+
+namespace {
+
+using namespace dnnl_util;
 
 // The output shape of conv2d(x, weight), checking both.
 Shape ConvOutShape(const Shape& x, const Shape& w, const ConvParams& p) {
@@ -94,59 +159,6 @@ std::vector<TensorMeta> InferConv2dBackwardWeight(std::span<const TensorMeta> in
 
 // ---- kernels --------------------------------------------------------------------------------------
 
-struct ConvGeom {
-  int64_t n, c, h, w, o, kh, kw, oh, ow, g;
-  Window2d win;
-  int64_t cg() const { return c / g; }
-  int64_t og() const { return o / g; }
-};
-
-ConvGeom GeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs) {
-  const ConvParams p = ConvParamsOf(attrs);
-  const Shape& xs = x.shape();
-  const Shape& ws = w.shape();
-  ConvGeom g{xs[0].value(), xs[1].value(), xs[2].value(), xs[3].value(), ws[0].value(), ws[2].value(),
-             ws[3].value(), 0, 0, p.groups, p.win};
-  g.oh = WindowOut(g.h, g.kh, g.win, 0);
-  g.ow = WindowOut(g.w, g.kw, g.win, 1);
-  return g;
-}
-
-// oneDNN -------------------------------------------------------------------------------------------
-
-memory::dims SrcDims(const ConvGeom& g) { return {g.n, g.c, g.h, g.w}; }
-memory::dims DstDims(const ConvGeom& g) { return {g.n, g.o, g.oh, g.ow}; }
-memory::dims WeightDims(const ConvGeom& g) {
-  if (g.g == 1) return {g.o, g.c, g.kh, g.kw};
-  return {g.g, g.og(), g.cg(), g.kh, g.kw};
-}
-memory::dims Strides(const ConvGeom& g) { return {g.win.stride[0], g.win.stride[1]}; }
-memory::dims Dilates(const ConvGeom& g) { return {g.win.dilation[0] - 1, g.win.dilation[1] - 1}; }
-memory::dims Padding(const ConvGeom& g) { return {g.win.padding[0], g.win.padding[1]}; }
-
-// Multiply-adds / 8 (see PrepareExec).
-int64_t ConvWork(const ConvGeom& g) { return g.n * g.o * g.oh * g.ow * g.cg() * g.kh * g.kw / 8; }
-
-Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
-  return {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
-          g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, flag};
-}
-
-dnnl::convolution_forward::desc FwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias) {
-  const memory::desc src = AnyDesc(SrcDims(g)), w = AnyDesc(WeightDims(g)), dst = AnyDesc(DstDims(g));
-  if (bias) {
-    return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, PlainDesc({g.o}), dst,
-                                           Strides(g), Dilates(g), Padding(g), Padding(g));
-  }
-  return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, dst, Strides(g),
-                                         Dilates(g), Padding(g), Padding(g));
-}
-
-struct ConvFwdEntry {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
-  Operand src, weights, dst;
-};
 struct ConvBwdDataEntry {
   dnnl::convolution_backward_data::primitive_desc pd;
   dnnl::convolution_backward_data prim;
@@ -159,7 +171,7 @@ struct ConvBwdWeightsEntry {
 };
 
 void Conv2dF32(KernelContext& ctx) {
-  const ConvGeom g = GeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
+  const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
   if (ctx.out(0).numel() == 0) return;
   const bool bias = ctx.inputs[2] != nullptr;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
@@ -168,27 +180,16 @@ void Conv2dF32(KernelContext& ctx) {
   static auto* cache = new PrimitiveCache<ConvFwdEntry>();
   auto e = cache->Get(ConvKey(exec, bias ? 1 : 0, g, training), [&] {
     const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-    dnnl::convolution_forward::primitive_desc pd(FwdDesc(g, prop, bias), DefaultAttr(), Engine());
-    return ConvFwdEntry{pd, dnnl::convolution_forward(pd), Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
-                        Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
-                        Operand(PlainDesc(DstDims(g)), pd.dst_desc(), false)};
+    const dnnl::convolution_forward::primitive_desc pd(ConvFwdDesc(g, prop, bias), DefaultAttr(), Engine());
+    return MakeConvFwdEntry(g, pd);
   });
-  dnnl::stream& stream = exec.stream;
-  void* y = ctx.out(0).raw_data();
-  const memory dst = e->dst.Prepare(y, kSlotDst, stream);
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e->src.Prepare(ctx.in(0).raw_data(), kSlotSrc, stream)},
-                                          {DNNL_ARG_WEIGHTS, e->weights.Prepare(ctx.in(1).raw_data(), kSlotWeights, stream)},
-                                          {DNNL_ARG_DST, dst},
-                                          {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(PlainDesc({g.o}), Engine(), ctx.in(2).raw_data()));
-  e->prim.execute(stream, args);
-  e->dst.Finish(dst, y, stream);
-  stream.wait();
+  RunConvFwd(*e, g, exec.stream, ctx.in(0).raw_data(), ctx.in(1).raw_data(), bias ? ctx.in(2).raw_data() : nullptr,
+             ctx.out(0).raw_data());
 }
 
 void Conv2dBackwardDataF32(KernelContext& ctx) {
   const TensorPtr dy = ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
-  const ConvGeom g = GeomOf(ctx.in(2), *w, ctx.attrs);
+  const ConvGeom g = ConvGeomOf(ctx.in(2), *w, ctx.attrs);
   void* dx = ctx.out(0).raw_data();
   if (ctx.out(0).numel() == 0) return;
   if (dy->numel() == 0) {
@@ -198,7 +199,7 @@ void Conv2dBackwardDataF32(KernelContext& ctx) {
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
   auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
-    const dnnl::convolution_forward::primitive_desc hint(FwdDesc(g, dnnl::prop_kind::forward_training, false),
+    const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, false),
                                                          DefaultAttr(), Engine());
     const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)),
                                                      AnyDesc(WeightDims(g)), AnyDesc(DstDims(g)), Strides(g),
@@ -221,7 +222,7 @@ void Conv2dBackwardDataF32(KernelContext& ctx) {
 
 void Conv2dBackwardWeightF32(KernelContext& ctx) {
   const TensorPtr x = ContiguousInput(ctx, 0), dy = ContiguousInput(ctx, 1);
-  const ConvGeom g = GeomOf(*x, ctx.in(2), ctx.attrs);
+  const ConvGeom g = ConvGeomOf(*x, ctx.in(2), ctx.attrs);
   void* dw = ctx.out(0).raw_data();
   void* db = ctx.out(1).raw_data();
   if (dy->numel() == 0 || x->numel() == 0) {
@@ -232,7 +233,7 @@ void Conv2dBackwardWeightF32(KernelContext& ctx) {
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdWeightsEntry>();
   auto e = cache->Get(ConvKey(exec, 3, g, true), [&] {
-    const dnnl::convolution_forward::primitive_desc hint(FwdDesc(g, dnnl::prop_kind::forward_training, true),
+    const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, true),
                                                          DefaultAttr(), Engine());
     const dnnl::convolution_backward_weights::desc desc(
         dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
@@ -258,7 +259,7 @@ void Conv2dBackwardWeightF32(KernelContext& ctx) {
 
 template <typename T>
 void Conv2dRef(KernelContext& ctx) {
-  const ConvGeom g = GeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
+  const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
   const T* x = ctx.in(0).data<T>();
   const T* w = ctx.in(1).data<T>();
   const T* bias = ctx.inputs[2] ? ctx.in(2).data<T>() : nullptr;
@@ -295,7 +296,7 @@ void Conv2dRef(KernelContext& ctx) {
 template <typename T>
 void Conv2dBackwardDataRef(KernelContext& ctx) {
   const TensorPtr dyt = ContiguousInput(ctx, 0), wt = ContiguousInput(ctx, 1);
-  const ConvGeom g = GeomOf(ctx.in(2), *wt, ctx.attrs);
+  const ConvGeom g = ConvGeomOf(ctx.in(2), *wt, ctx.attrs);
   const T* dy = dyt->data<T>();
   const T* w = wt->data<T>();
   T* dx = ctx.out(0).data<T>();
@@ -331,7 +332,7 @@ void Conv2dBackwardDataRef(KernelContext& ctx) {
 template <typename T>
 void Conv2dBackwardWeightRef(KernelContext& ctx) {
   const TensorPtr xt = ContiguousInput(ctx, 0), dyt = ContiguousInput(ctx, 1);
-  const ConvGeom g = GeomOf(*xt, ctx.in(2), ctx.attrs);
+  const ConvGeom g = ConvGeomOf(*xt, ctx.in(2), ctx.attrs);
   const T* x = xt->data<T>();
   const T* dy = dyt->data<T>();
   T* dw = ctx.out(0).data<T>();

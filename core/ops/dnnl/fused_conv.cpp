@@ -2,13 +2,12 @@
 // convolution, the inference-graph fusion. The batch norm is folded into the convolution on every call
 // (its tensors are variables that may change between runs), in double and rounded once:
 //   scale = gamma / sqrt(running_var + eps),  w' = w * scale[o],  b' = (b - running_mean) * scale + beta.
-// float32: one oneDNN convolution with bias b' and, with relu, an eltwise relu post-op, through the same
-// primitive cache, operand reorders and per-thread buffers as conv2d; float64: conv2d's own float64
-// kernel on (w', b'), then relu.
+// float32: one oneDNN convolution with bias b' and, with relu, an eltwise relu post-op, built and run by
+// conv2d's forward code (conv_common.h); float64: conv2d's own float64 kernel on (w', b'), then relu.
 #include <cmath>
 
 #include "core/op/dispatch.h"
-#include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/dnnl/conv_common.h"
 #include "core/ops/fused.h"
 #include "core/tensor/factory.h"
 
@@ -87,43 +86,8 @@ void FoldInto(KernelContext& ctx, const Folded& f, T* w_out, T* b_out) {
 
 // ---- float32: oneDNN --------------------------------------------------------------------------------
 
-struct Geom {
-  int64_t n, c, h, w, o, kh, kw, oh, ow, g;
-  Window2d win;
-};
-
-Geom GeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs) {
-  const Shape& xs = x.shape();
-  const Shape& ws = w.shape();
-  Geom g{xs[0].value(), xs[1].value(), xs[2].value(), xs[3].value(), ws[0].value(), ws[2].value(), ws[3].value(),
-         0, 0, attrs.Int("groups"), {}};
-  const std::vector<int64_t> stride = Pair(attrs, "stride", 1), padding = Pair(attrs, "padding", 0),
-                             dilation = Pair(attrs, "dilation", 1);
-  for (int a = 0; a < 2; ++a) {
-    g.win.stride[a] = stride[a];
-    g.win.padding[a] = padding[a];
-    g.win.dilation[a] = dilation[a];
-  }
-  g.oh = WindowOut(g.h, g.kh, g.win, 0);
-  g.ow = WindowOut(g.w, g.kw, g.win, 1);
-  return g;
-}
-
-memory::dims SrcDims(const Geom& g) { return {g.n, g.c, g.h, g.w}; }
-memory::dims DstDims(const Geom& g) { return {g.n, g.o, g.oh, g.ow}; }
-memory::dims WeightDims(const Geom& g) {
-  if (g.g == 1) return {g.o, g.c, g.kh, g.kw};
-  return {g.g, g.o / g.g, g.c / g.g, g.kh, g.kw};
-}
-
-struct FusedConvEntry {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
-  Operand src, weights, dst;
-};
-
 void FusedConvBnActF32(KernelContext& ctx) {
-  const Geom g = GeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
+  const ConvGeom g = ConvGeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
   if (ctx.out(0).numel() == 0) return;
   const bool relu = ctx.attrs.Bool("relu");
   const Folded f = Fold<float>(ctx, g.o);
@@ -132,38 +96,20 @@ void FusedConvBnActF32(KernelContext& ctx) {
   auto* folded = static_cast<float*>(Buffer(kSlotExtra, static_cast<size_t>(w_numel + g.o) * sizeof(float)));
   FoldInto<float>(ctx, f, folded, folded + w_numel);
 
-  const Exec exec = PrepareExec(ctx.pool, g.n * g.o * g.oh * g.ow * (g.c / g.g) * g.kh * g.kw / 8);
-  static auto* cache = new PrimitiveCache<FusedConvEntry>();
-  const Key key = {exec.threads,     g.n,  g.c,  g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
-                   g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, relu};
-  auto e = cache->Get(key, [&] {
-    const memory::dims strides = {g.win.stride[0], g.win.stride[1]};
-    const memory::dims dilates = {g.win.dilation[0] - 1, g.win.dilation[1] - 1};
-    const memory::dims padding = {g.win.padding[0], g.win.padding[1]};
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                               AnyDesc(SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
-                                               AnyDesc(DstDims(g)), strides, dilates, padding, padding);
+  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
+  static auto* cache = new PrimitiveCache<ConvFwdEntry>();  // not conv2d's, so kind 0 throughout
+  auto e = cache->Get(ConvKey(exec, 0, g, relu), [&] {
     dnnl::primitive_attr attr = DefaultAttr();
     if (relu) {
       dnnl::post_ops post;
       post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       attr.set_post_ops(post);
     }
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
-    return FusedConvEntry{pd, dnnl::convolution_forward(pd), Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
-                          Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
-                          Operand(PlainDesc(DstDims(g)), pd.dst_desc(), false)};
+    const dnnl::convolution_forward::primitive_desc pd(ConvFwdDesc(g, dnnl::prop_kind::forward_inference, true), attr,
+                                                       Engine());
+    return MakeConvFwdEntry(g, pd);
   });
-  dnnl::stream& stream = exec.stream;
-  void* y = ctx.out(0).raw_data();
-  const memory dst = e->dst.Prepare(y, kSlotDst, stream);
-  e->prim.execute(stream, {{DNNL_ARG_SRC, e->src.Prepare(ctx.in(kX).raw_data(), kSlotSrc, stream)},
-                           {DNNL_ARG_WEIGHTS, e->weights.Prepare(folded, kSlotWeights, stream)},
-                           {DNNL_ARG_BIAS, memory(PlainDesc({g.o}), Engine(), folded + w_numel)},
-                           {DNNL_ARG_DST, dst},
-                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
-  e->dst.Finish(dst, y, stream);
-  stream.wait();
+  RunConvFwd(*e, g, exec.stream, ctx.in(kX).raw_data(), folded, folded + w_numel, ctx.out(0).raw_data());
 }
 
 // ---- float64: conv2d's loops on the folded weights ----------------------------------------------------
