@@ -18,7 +18,7 @@ void UninstallBuilder(const GraphBuilder* builder) {
   if (installed.get() == builder) InstallBuilder(nullptr);
 }
 
-GraphBuilder* InstalledBuilder() { return installed && installed->Active() ? installed.get() : nullptr; }
+GraphBuilder* InstalledBuilder() { return installed && !installed->orphaned() ? installed.get() : nullptr; }
 
 GraphBuilder::GraphBuilder(Graph& graph)
     : graph_(&graph), session_(&graph.session()), thread_(std::this_thread::get_id()) {}

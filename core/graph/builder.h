@@ -33,6 +33,7 @@ class GraphBuilder final : public OpInterceptor {
   // The graph is being destroyed on another thread: go inactive (the builder may outlive it, kept by the
   // building thread's keeper until that thread's next build).
   void Orphan() { graph_.store(nullptr); }
+  bool orphaned() const { return graph_.load() == nullptr; }
 
  private:
   // A variable is keyed by the memory it views, so a detached alias of a parameter (autograd saves
@@ -50,7 +51,7 @@ class GraphBuilder final : public OpInterceptor {
 
 // Installs `builder` on the calling thread (keeping it alive there) or, with null, uninstalls.
 void InstallBuilder(std::shared_ptr<GraphBuilder> builder);
-// The builder installed on the calling thread and still attached to a graph, if any.
+// The builder installed on the calling thread and still attached to a graph (of any session), if any.
 GraphBuilder* InstalledBuilder();
 // Uninstalls `builder` if it is the calling thread's (whatever the current session).
 void UninstallBuilder(const GraphBuilder* builder);

@@ -46,8 +46,9 @@ void Graph::BeginBuild() {
                                  << (state_ == State::kBuilt ? "already built" : "already being built")
                                  << "; a graph is built once (create a new graph for another program)";
   }
-  if (GraphBuilder* open = InstalledBuilder(); open != nullptr) {
-    OF_THROW(FailedPrecondition) << "another graph is being built on this thread; end its build first";
+  if (InstalledBuilder() != nullptr) {
+    OF_THROW(FailedPrecondition) << "another graph is being built on this thread (maybe in another session); end "
+                                    "its build first";
   }
   builder_ = std::make_shared<GraphBuilder>(*this);
   InstallBuilder(builder_);

@@ -179,6 +179,12 @@ TEST(Graph, MisuseIsAnErrorNamingTheProblem) {
                 {"another thread"});
   });
   worker.join();
+  // A graph of another session cannot open a build on this thread while this one is open.
+  {
+    SessionScope eager_scope(eager);
+    Graph third(eager, "g3", GraphOptions{});
+    ExpectError([&] { third.BeginBuild(); }, StatusCode::kFailedPrecondition, {"another graph"});
+  }
   ExpectError([&] { other.EndBuild(); }, StatusCode::kFailedPrecondition, {"no outputs"});
 }
 
