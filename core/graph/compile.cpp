@@ -12,11 +12,11 @@ namespace {
 
 // A node of the program being compiled: the traced node, or a fusion of several.
 struct WorkNode {
-  const OpDef* op;
-  Attrs attrs;
-  std::vector<int32_t> inputs, outputs;
+  const OpDef* op = nullptr;
+  Attrs attrs{};
+  std::vector<int32_t> inputs{}, outputs{};
   int32_t update = -1;
-  std::string origin;
+  std::string origin{};
   bool alive = true;
 };
 

@@ -21,12 +21,12 @@ struct Executable {
   enum class Slot : uint8_t { kInput, kVariable, kArena, kFresh, kView, kUnused };
   struct Step {
     const OpDef* op = nullptr;
-    Attrs attrs;
+    Attrs attrs{};
     KernelFn kernel = nullptr;  // null for view ops
-    std::vector<int32_t> inputs, outputs;  // value ids (-1: absent optional input)
-    std::vector<TensorPtr> in, out;        // per-run scratch, reused
-    int32_t update = -1;  // index of the Graph update whose attributes are refreshed before each run
-    std::string origin;   // the traced nodes this step computes, for the dump ("conv2d+batch_norm+relu")
+    std::vector<int32_t> inputs{}, outputs{};  // value ids (-1: absent optional input)
+    std::vector<TensorPtr> in{}, out{};        // per-run scratch, reused
+    int32_t update = -1;    // index of the Graph update whose attributes are refreshed before each run
+    std::string origin{};   // the traced nodes this step computes, for the dump ("conv2d+batch_norm+relu")
   };
   std::vector<Step> steps;
   std::vector<TensorMeta> metas;  // concrete, per value id

@@ -56,15 +56,15 @@ struct Value {
   ValueKind kind = ValueKind::kOp;
   int32_t node = -1;     // kOp: the producing node and which of its outputs
   int32_t output = 0;
-  std::string name;      // inputs and variables
+  std::string name{};    // inputs and variables
   bool trainable = false;  // variables: a parameter (vs a free eager tensor)
 };
 
 struct Node {
   const OpDef* op = nullptr;
-  Attrs attrs;
-  std::vector<int32_t> inputs;   // value ids; -1 for an absent optional input
-  std::vector<int32_t> outputs;  // value ids
+  Attrs attrs{};
+  std::vector<int32_t> inputs{};   // value ids; -1 for an absent optional input
+  std::vector<int32_t> outputs{};  // value ids
 };
 
 // The traced program, in trace order (which is a valid execution order: nodes that write variables in
