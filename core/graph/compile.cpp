@@ -372,8 +372,7 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   return exe;
 }
 
-std::string DumpExecutable(const Executable& exe, const Program& program) {
-  (void)program;
+std::string DumpExecutable(const Executable& exe) {
   std::string s = fmt::format(
       "specialization ({}): {} steps; memory plan: peak {} bytes, intermediates {} bytes without reuse, {} buffers, "
       "{} in place\n",

@@ -55,6 +55,6 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
                                const std::vector<TensorPtr>& variables, Session& session);
 
 // The specialization as text: steps with concrete shapes and where each value lives, then the plan.
-std::string DumpExecutable(const Executable& exe, const Program& program);
+std::string DumpExecutable(const Executable& exe);
 
 }  // namespace oneflow::graph

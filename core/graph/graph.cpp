@@ -222,7 +222,7 @@ std::string Graph::Dump() const {
                      attrs.empty() ? "" : " {" + attrs + "}", metas.empty() ? "-" : metas);
   }
   for (int32_t v : p.outputs) s += fmt::format("output {}\n", Ref(v));
-  for (const Executable* exe : specialization_order_) s += DumpExecutable(*exe, p);
+  for (const Executable* exe : specialization_order_) s += DumpExecutable(*exe);
   return s;
 }
 
