@@ -32,7 +32,12 @@ std::vector<TensorPtr> GradNode::Apply(std::span<const TensorPtr> grad_outputs) 
   std::vector<bool> needs(edges_.size());
   for (size_t i = 0; i < edges_.size(); ++i) needs[i] = edges_[i].valid();
   BackwardContext ctx{inputs_, outputs_, grad_outputs, needs, attrs_};
-  std::vector<TensorPtr> grads = op_->backward(ctx);
+  std::vector<TensorPtr> grads;
+  try {
+    grads = op_->backward(ctx);
+  } catch (const Error& e) {
+    throw Error(e.code(), op_->name + " backward: " + e.message());  // "cat backward: narrow: ..."
+  }
   OF_CHECK_INTERNAL(grads.size() == edges_.size())
       << op_->name << " backward returned " << grads.size() << " gradients for " << edges_.size() << " inputs";
   for (size_t i = 0; i < grads.size(); ++i) {

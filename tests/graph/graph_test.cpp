@@ -261,5 +261,23 @@ TEST(Graph, TrainingStepEqualsEager) {
   for (size_t k = 0; k < be_v.size(); ++k) EXPECT_NEAR(bl_v[k], be_v[k], 1e-12);
 }
 
+// Known limit: cat's backward needs concrete sizes on the cat dim; with an unknown one the traced
+// backward is refused with an error (no crash), and the graph can still be built without backward.
+TEST(Graph, CatBackwardOverAnUnknownCatDimIsAnError) {
+  Session session(SessionOptions{});
+  SessionScope scope(session);
+  Graph g(session, "cat", GraphOptions{});
+  g.BeginBuild();
+  TensorPtr x = g.AddInput("x", DType::Float64(), Shape{Dim::Unknown(), 4});
+  TensorPtr w = RandomTensor(DType::Float64(), Shape{2, 4});
+  w->set_requires_grad(true);
+  TensorPtr loss = ops::Sum(ops::Cat({x, w}, 0));
+  ExpectError([&] { Backward({loss}, {nullptr}); }, {"cat backward", "not known"});
+  g.AddOutput(loss);
+  g.EndBuild();
+  TensorPtr xv = RandomTensor(DType::Float64(), Shape{3, 4});
+  EXPECT_NEAR(ToDoubles(g.Run({xv})[0])[0], ToDoubles(ops::Sum(ops::Cat({xv, w}, 0)))[0], 1e-12);
+}
+
 }  // namespace
 }  // namespace oneflow::graph
