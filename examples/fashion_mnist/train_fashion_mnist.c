@@ -246,22 +246,30 @@ static void add_parameters(of_graph_t* g, const model_t* m) {
   }
 }
 
-/* One training step traced from the eager code: inputs images (?, 1, rows, cols) float32 and labels (?)
- * int64, output the mean cross-entropy. Running it also applies `opt`'s update to the parameters and
- * updates the batch-norm running statistics, in place. */
-static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optimizer_t* opt, int64_t rows,
-                                     int64_t cols) {
+/* Opens the build of graph `name` over the model's parameters, with the inputs images (?, 1, rows, cols)
+ * float32 and labels (?) int64 (kept in `a`): an unknown batch size lets the last, smaller batch reuse
+ * the graph. */
+static of_graph_t* begin_graph(of_session_t* s, const model_t* m, const char* name, int64_t rows, int64_t cols,
+                               arena_t* a, of_tensor_t** images, of_tensor_t** labels) {
   of_graph_t* g = NULL;
-  CHECK(of_graph_create(s, "fashion_mnist_train", NULL, &g));
+  CHECK(of_graph_create(s, name, NULL, &g));
   CHECK(of_graph_begin_build(g));
   add_parameters(g, m);
   const int64_t idims[4] = {OF_DIM_UNKNOWN, 1, rows, cols}, ldims[1] = {OF_DIM_UNKNOWN};
+  CHECK(of_graph_add_input(g, "images", of_dtype_float32(), idims, 4, images));
+  keep(a, *images);
+  CHECK(of_graph_add_input(g, "labels", of_dtype_int64(), ldims, 1, labels));
+  keep(a, *labels);
+  return g;
+}
+
+/* One training step traced from the eager code: output the mean cross-entropy. Running it also applies
+ * `opt`'s update to the parameters and updates the batch-norm running statistics, in place. */
+static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optimizer_t* opt, int64_t rows,
+                                     int64_t cols) {
   arena_t a = {0};
   of_tensor_t *images = NULL, *labels = NULL, *loss = NULL;
-  CHECK(of_graph_add_input(g, "images", of_dtype_float32(), idims, 4, &images));
-  keep(&a, images);
-  CHECK(of_graph_add_input(g, "labels", of_dtype_int64(), ldims, 1, &labels));
-  keep(&a, labels);
+  of_graph_t* g = begin_graph(s, m, "fashion_mnist_train", rows, cols, &a, &images, &labels);
   CHECK(of_cross_entropy(s, forward(s, &a, m, images, 1), labels, NULL, &loss));
   keep(&a, loss);
   CHECK(of_tensor_backward(s, loss, NULL, 0)); /* traces the backward ops */
@@ -272,22 +280,14 @@ static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optim
   return g;
 }
 
-/* Evaluation of one batch traced from the eager code, batch norm in inference mode: inputs as above,
- * output the number of correct predictions (int64, 0-d). */
+/* Evaluation of one batch traced from the eager code, batch norm in inference mode: output the number of
+ * correct predictions (int64, 0-d). */
 static of_graph_t* build_eval_graph(of_session_t* s, const model_t* m, int64_t rows, int64_t cols) {
   int32_t previous = 1;
   CHECK(of_grad_set_enabled(0, &previous)); /* nothing to differentiate: trace no backward records */
-  of_graph_t* g = NULL;
-  CHECK(of_graph_create(s, "fashion_mnist_eval", NULL, &g));
-  CHECK(of_graph_begin_build(g));
-  add_parameters(g, m);
-  const int64_t idims[4] = {OF_DIM_UNKNOWN, 1, rows, cols}, ldims[1] = {OF_DIM_UNKNOWN};
   arena_t a = {0};
   of_tensor_t *images = NULL, *labels = NULL, *pred = NULL, *hits = NULL, *correct = NULL;
-  CHECK(of_graph_add_input(g, "images", of_dtype_float32(), idims, 4, &images));
-  keep(&a, images);
-  CHECK(of_graph_add_input(g, "labels", of_dtype_int64(), ldims, 1, &labels));
-  keep(&a, labels);
+  of_graph_t* g = begin_graph(s, m, "fashion_mnist_eval", rows, cols, &a, &images, &labels);
   CHECK(of_argmax(s, forward(s, &a, m, images, 0), 1, 0, &pred));
   CHECK(of_eq(s, keep(&a, pred), labels, &hits));
   CHECK(of_sum(s, keep(&a, hits), NULL, 0, 0, &correct));
