@@ -25,7 +25,7 @@
 static void check(of_status_t* st, const char* what, int line) {
   if (st == NULL) return;
   fprintf(stderr, "error at line %d (%s): %s\n", line, what, of_status_message(st));
-  of_status_free(st);
+  of_status_destroy(st);
   exit(1);
 }
 #define CHECK(call) check((call), #call, __LINE__)
@@ -328,8 +328,8 @@ static void bench(const char* name, int threads, int warmup, int iters, int eage
   free(eager_times);
   free(lazy_times);
   of_graph_destroy(g);
-  of_optimizer_free(eager_opt);
-  of_optimizer_free(lazy_opt);
+  of_optimizer_destroy(eager_opt);
+  of_optimizer_destroy(lazy_opt);
   of_tensor_release(x);
   of_tensor_release(target);
   for (size_t i = 0; i < n->nparams; ++i) of_tensor_release(n->params[i]);

@@ -80,11 +80,10 @@ of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** out_tenso
 of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tensor, const of_tensor_t* grad,
                                 int32_t retain_graph) {
   return Guard(__func__, [&] {
-    Require(session, "session");
     TensorPtr root(&Mutable(tensor));
     TensorPtr g = grad == nullptr ? TensorPtr() : TensorPtr(const_cast<Tensor*>(&Unwrap(grad, "grad")));
     const bool retain = Flag(retain_graph, "retain_graph");
-    SessionScope scope(*session);
+    SessionScope scope(capi::SessionOf(session));
     Backward({root}, {g}, retain);
   });
 }

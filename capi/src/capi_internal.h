@@ -21,9 +21,10 @@ struct of_status_t {
   std::string message;
 };
 
-// Handles are the engine's own objects; the C types are never defined as anything else.
-struct of_session_t : oneflow::Session {
-  using oneflow::Session::Session;
+// A session handle owns one reference to the session's native state. Graphs hold others, so that
+// destroying the handle first leaves every graph working (Note [Any destroy order] in session.h).
+struct of_session_t {
+  std::shared_ptr<oneflow::Session> impl;
 };
 
 // An optimizer handle; shared, because a graph it is attached to keeps it alive (core/graph/graph.h).
@@ -60,6 +61,11 @@ template <typename T>
 T* Require(T* p, std::string_view name) {
   if (p == nullptr) OF_THROW(InvalidArgument) << "argument '" << name << "' is NULL";
   return p;
+}
+
+// The session behind a handle; InvalidArgument naming `name` for NULL.
+inline Session& SessionOf(of_session_t* session, std::string_view name = "session") {
+  return *Require(session, name)->impl;
 }
 
 // An int32_t boolean of the ABI: 0 or 1, InvalidArgument naming `name` otherwise.
@@ -103,7 +109,7 @@ std::vector<TensorPtr> BorrowList(Handle const* handles, size_t n, std::string_v
   if (n > 0) Require(handles, name);
   std::vector<TensorPtr> list;
   list.reserve(n);
-  for (size_t i = 0; i < n; ++i) list.push_back(Borrow(handles[i], std::string(name) + "[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < n; ++i) list.push_back(Borrow(handles[i], fmt::format("{}[{}]", name, i)));
   return list;
 }
 

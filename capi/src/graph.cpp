@@ -50,20 +50,24 @@ extern "C" {
 
 void of_graph_options_init(of_graph_options_t* options) {
   if (options == nullptr) return;
-  *options = of_graph_options_t{sizeof(of_graph_options_t), 1, 1, 1};
+  const graph::GraphOptions d;
+  *options = of_graph_options_t{sizeof(of_graph_options_t), d.fuse, d.inplace, d.plan_memory,
+                                static_cast<int32_t>(d.plan_cache_size)};
 }
 
 of_status_t* of_graph_create(of_session_t* session, const char* name, const of_graph_options_t* options,
                              of_graph_t** out_graph) {
   return Guard(__func__, [&] {
-    Require(session, "session");
+    capi::SessionOf(session);
     Require(out_graph, "out_graph");
     const of_graph_options_t o = ReadOptions(options, of_graph_options_init, "options");
     const graph::GraphOptions go{.fuse = Flag(o.fuse, "options->fuse"),
                                  .inplace = Flag(o.inplace, "options->inplace"),
-                                 .plan_memory = Flag(o.plan_memory, "options->plan_memory")};
+                                 .plan_memory = Flag(o.plan_memory, "options->plan_memory"),
+                                 .plan_cache_size = static_cast<size_t>(o.plan_cache_size)};
+    OF_CHECK(o.plan_cache_size >= 1) << "options->plan_cache_size must be at least 1, got " << o.plan_cache_size;
     auto g = std::make_unique<of_graph_t>();
-    g->impl = std::make_unique<graph::Graph>(*session, name != nullptr ? name : "", go);
+    g->impl = std::make_unique<graph::Graph>(session->impl, name != nullptr ? name : "", go);
     *out_graph = g.release();
   });
 }
@@ -106,24 +110,25 @@ of_status_t* of_graph_end_build(of_graph_t* graph) {
   return WithGraph(__func__, graph, [&](graph::Graph& g) { g.EndBuild(); });
 }
 
-of_status_t* of_graph_run(of_graph_t* graph, const of_tensor_t* const* inputs, size_t n_inputs, of_tensor_t** outputs,
-                          size_t n_outputs) {
+of_status_t* of_graph_run(of_graph_t* graph, const of_tensor_t* const* inputs, size_t n_inputs,
+                          of_tensor_t** out_tensors, size_t n_out_tensors) {
   return WithGraph(__func__, graph, [&](graph::Graph& g) {
+    g.CheckRunnable();  // before the arguments: the header promises FAILED_PRECONDITION for an unbuilt graph
     const std::vector<TensorPtr> in = BorrowList(inputs, n_inputs, "inputs");
     const size_t declared = g.program().outputs.size();
-    OF_CHECK(n_outputs == declared) << "n_outputs is " << n_outputs << " but graph '" << g.name() << "' has "
-                                    << declared << " output(s)";
-    if (n_outputs > 0) Require(outputs, "outputs");
+    OF_CHECK(n_out_tensors == declared) << "n_out_tensors is " << n_out_tensors << " but graph '" << g.name()
+                                        << "' has " << declared << " output(s)";
+    if (n_out_tensors > 0) Require(out_tensors, "out_tensors");
     std::vector<TensorPtr> out = g.Run(in);
-    for (size_t i = 0; i < out.size(); ++i) outputs[i] = Wrap(std::move(out[i]));
+    for (size_t i = 0; i < out.size(); ++i) out_tensors[i] = Wrap(std::move(out[i]));
   });
 }
 
-of_status_t* of_graph_num_inputs(const of_graph_t* graph, size_t* out_count) {
+of_status_t* of_graph_input_count(const of_graph_t* graph, size_t* out_count) {
   return Guard(__func__, [&] { *Require(out_count, "out_count") = Impl(graph).program().inputs.size(); });
 }
 
-of_status_t* of_graph_num_outputs(const of_graph_t* graph, size_t* out_count) {
+of_status_t* of_graph_output_count(const of_graph_t* graph, size_t* out_count) {
   return Guard(__func__, [&] { *Require(out_count, "out_count") = Impl(graph).program().outputs.size(); });
 }
 
@@ -145,15 +150,15 @@ of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t index, co
   });
 }
 
-of_status_t* of_graph_dump(const of_graph_t* graph, char* buffer, size_t capacity, size_t* out_length) {
+of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t capacity, size_t* out_length) {
   return Guard(__func__, [&] {
     const std::string text = Impl(graph).Dump();
     Require(out_length, "out_length");
     if (capacity > 0) {
-      Require(buffer, "buffer");
+      Require(out_buffer, "out_buffer");
       const size_t n = std::min(capacity - 1, text.size());
-      std::memcpy(buffer, text.data(), n);
-      buffer[n] = '\0';
+      std::memcpy(out_buffer, text.data(), n);
+      out_buffer[n] = '\0';
     }
     *out_length = text.size();
   });
@@ -166,15 +171,12 @@ of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memory_stat
     OF_CHECK(out_stats->struct_size >= sizeof(size_t))
         << "out_stats->struct_size is " << out_stats->struct_size << "; set it to sizeof(of_graph_memory_stats_t)";
     of_graph_memory_stats_t full{sizeof(of_graph_memory_stats_t), s.planned_peak_bytes, s.intermediate_bytes,
-                                 s.num_buffers, s.num_inplace, s.num_nodes, s.num_specializations};
+                                 s.buffer_count,  s.inplace_count,      s.node_count,
+                                 s.specialization_count, s.compile_count, s.cached_plan_bytes};
     const size_t n = std::min(out_stats->struct_size, sizeof(full));
     full.struct_size = out_stats->struct_size;
     std::memcpy(static_cast<void*>(out_stats), &full, n);
   });
-}
-
-of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, int32_t* out_is_lazy) {
-  return Guard(__func__, [&] { *Require(out_is_lazy, "out_is_lazy") = Unwrap(tensor).is_lazy() ? 1 : 0; });
 }
 
 }  // extern "C"

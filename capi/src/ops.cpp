@@ -32,16 +32,16 @@ std::vector<int64_t> Ints(const int64_t* values, size_t n, std::string_view name
 }
 
 
-// The common body of every op function: checks session and out, runs `op` in the session's scope and
+// The common body of every op function: checks session and out_tensor, runs `op` in the session's scope and
 // hands its result to the caller as a new reference.
 template <typename Op>
-of_status_t* Run(const char* function, of_session_t* session, of_tensor_t** out, Op&& op) {
+of_status_t* Run(const char* function, of_session_t* session, of_tensor_t** out_tensor, Op&& op) {
   return Guard(function, [&] {
-    Require(session, "session");
-    Require(out, "out");
-    SessionScope scope(*session);
+    Session& s = capi::SessionOf(session);
+    Require(out_tensor, "out_tensor");
+    SessionScope scope(s);
     TensorPtr result = op();
-    *out = Wrap(std::move(result));
+    *out_tensor = Wrap(std::move(result));
   });
 }
 
@@ -77,16 +77,16 @@ extern "C" {
 // ---- elementwise ------------------------------------------------------------------------------------
 
 #define OF_BINARY_OP(name, Fn)                                                                          \
-  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(a, "a"), Borrow(b, "b")); });               \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor) { \
+    return Run(__func__, session, out_tensor, [&] { return ops::Fn(Borrow(a, "a"), Borrow(b, "b")); });               \
   }
 #define OF_SCALAR_OP(name, Fn)                                                                      \
-  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(a, "a"), b); });                    \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor) { \
+    return Run(__func__, session, out_tensor, [&] { return ops::Fn(Borrow(a, "a"), b); });                    \
   }
 #define OF_UNARY_OP(name, Fn)                                                                \
-  of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, of_tensor_t** out) { \
-    return Run(__func__, session, out, [&] { return ops::Fn(Borrow(x, "x")); });                \
+  of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor) { \
+    return Run(__func__, session, out_tensor, [&] { return ops::Fn(Borrow(x, "x")); });                \
   }
 
 OF_BINARY_OP(add, Add)
@@ -138,31 +138,31 @@ OF_UNARY_OP(ones_like, OnesLike)
 #undef OF_UNARY_OP
 
 of_status_t* of_where(of_session_t* session, const of_tensor_t* cond, const of_tensor_t* a, const of_tensor_t* b,
-                      of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Where(Borrow(cond, "cond"), Borrow(a, "a"), Borrow(b, "b")); });
+                      of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Where(Borrow(cond, "cond"), Borrow(a, "a"), Borrow(b, "b")); });
 }
 
-of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out) {
-  return Run(__func__, session, out,
+of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor,
              [&] { return ops::Gelu(Borrow(x, "x"), Flag(tanh_approximation, "tanh_approximation")); });
 }
 
-of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Cast(Borrow(x, "x"), Unwrap(dtype)); });
+of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Cast(Borrow(x, "x"), Unwrap(dtype)); });
 }
 
 // ---- reductions -------------------------------------------------------------------------------------
 
 #define OF_REDUCE_OP(name, Fn)                                                                               \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,      \
-                         int32_t keepdim, of_tensor_t** out) {                                                \
-    return Run(__func__, session, out,                                                                       \
+                         int32_t keepdim, of_tensor_t** out_tensor) {                                                \
+    return Run(__func__, session, out_tensor,                                                                       \
                [&] { return ops::Fn(Borrow(x, "x"), Ints(dims, ndims, "dims"), Flag(keepdim, "keepdim")); });   \
   }
 #define OF_MOMENT_OP(name, Fn)                                                                          \
   of_status_t* of_##name(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims, \
-                         int64_t correction, int32_t keepdim, of_tensor_t** out) {                       \
-    return Run(__func__, session, out, [&] {                                                            \
+                         int64_t correction, int32_t keepdim, of_tensor_t** out_tensor) {                       \
+    return Run(__func__, session, out_tensor, [&] {                                                            \
       return ops::Fn(Borrow(x, "x"), Ints(dims, ndims, "dims"), correction, Flag(keepdim, "keepdim"));       \
     });                                                                                                 \
   }
@@ -177,19 +177,19 @@ OF_MOMENT_OP(std, Std)
 #undef OF_REDUCE_OP
 #undef OF_MOMENT_OP
 
-of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Argmax(Borrow(x, "x"), dim, Flag(keepdim, "keepdim")); });
+of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Argmax(Borrow(x, "x"), dim, Flag(keepdim, "keepdim")); });
 }
 
 // ---- linear algebra, convolution, normalisation, pooling ----------------------------------------------
 
-of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Matmul(Borrow(a, "a"), Borrow(b, "b")); });
+of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Matmul(Borrow(a, "a"), Borrow(b, "b")); });
 }
 
 of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                       const of_tensor_t* bias, of_tensor_t** out) {
-  return Run(__func__, session, out,
+                       const of_tensor_t* bias, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor,
              [&] { return ops::Linear(Borrow(x, "x"), Borrow(weight, "weight"), Optional(bias, "bias")); });
 }
 
@@ -203,8 +203,8 @@ void of_conv2d_options_init(of_conv2d_options_t* options) {
 }
 
 of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                       const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] {
+                       const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] {
     const of_conv2d_options_t o = ReadOptions(options, of_conv2d_options_init, "options");
     ops::Conv2dOptions c;
     c.stride = {o.stride[0], o.stride[1]};
@@ -226,8 +226,8 @@ void of_batch_norm_options_init(of_batch_norm_options_t* options) {
 
 of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                            const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
-                           const of_batch_norm_options_t* options, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] {
+                           const of_batch_norm_options_t* options, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] {
     const of_batch_norm_options_t o = ReadOptions(options, of_batch_norm_options_init, "options");
     ops::BatchNormOptions b;
     b.training = Flag(o.training, "options->training");
@@ -247,84 +247,84 @@ void of_pool2d_options_init(of_pool2d_options_t* options) {
 }
 
 of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
-                           of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::MaxPool2d(Borrow(x, "x"), PoolOptions(options)); });
+                           of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::MaxPool2d(Borrow(x, "x"), PoolOptions(options)); });
 }
 
 of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
-                           of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::AvgPool2d(Borrow(x, "x"), PoolOptions(options)); });
+                           of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::AvgPool2d(Borrow(x, "x"), PoolOptions(options)); });
 }
 
 of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
-                                    of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::AdaptiveAvgPool2d(Borrow(x, "x"), {out_h, out_w}); });
+                                    of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::AdaptiveAvgPool2d(Borrow(x, "x"), {out_h, out_w}); });
 }
 
 // ---- views and layout ---------------------------------------------------------------------------------
 
 of_status_t* of_reshape(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Reshape(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
+                        of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Reshape(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 of_status_t* of_view(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                     of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::View(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
+                     of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::View(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 of_status_t* of_flatten(of_session_t* session, const of_tensor_t* x, int64_t start_dim, int64_t end_dim,
-                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Flatten(Borrow(x, "x"), start_dim, end_dim); });
+                        of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Flatten(Borrow(x, "x"), start_dim, end_dim); });
 }
 
 of_status_t* of_squeeze(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Squeeze(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
+                        of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Squeeze(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
 }
 
-of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Unsqueeze(Borrow(x, "x"), dim); });
+of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Unsqueeze(Borrow(x, "x"), dim); });
 }
 
 of_status_t* of_transpose(of_session_t* session, const of_tensor_t* x, int64_t dim0, int64_t dim1,
-                          of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Transpose(Borrow(x, "x"), dim0, dim1); });
+                          of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Transpose(Borrow(x, "x"), dim0, dim1); });
 }
 
 of_status_t* of_permute(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                        of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Permute(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
+                        of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Permute(Borrow(x, "x"), Ints(dims, ndims, "dims")); });
 }
 
 of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t length,
-                       of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Narrow(Borrow(x, "x"), dim, start, length); });
+                       of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Narrow(Borrow(x, "x"), dim, start, length); });
 }
 
 of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
-                    of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Cat(BorrowList(tensors, n, "tensors"), dim); });
+                    of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Cat(BorrowList(tensors, n, "tensors"), dim); });
 }
 
 of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
-                      of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Stack(BorrowList(tensors, n, "tensors"), dim); });
+                      of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Stack(BorrowList(tensors, n, "tensors"), dim); });
 }
 
 of_status_t* of_expand(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                       of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Expand(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
+                       of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Expand(Borrow(x, "x"), Ints(dims, ndim, "dims")); });
 }
 
 // ---- softmax, losses, dropout, filled tensors -----------------------------------------------------------
 
-of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Softmax(Borrow(x, "x"), dim); });
+of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Softmax(Borrow(x, "x"), dim); });
 }
 
-of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::LogSoftmax(Borrow(x, "x"), dim); });
+of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::LogSoftmax(Borrow(x, "x"), dim); });
 }
 
 void of_loss_options_init(of_loss_options_t* options) {
@@ -336,8 +336,8 @@ void of_loss_options_init(of_loss_options_t* options) {
 }
 
 of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
-                              const of_loss_options_t* options, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] {
+                              const of_loss_options_t* options, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] {
     const of_loss_options_t o = ReadOptions(options, of_loss_options_init, "options");
     return ops::CrossEntropy(Borrow(logits, "logits"), Borrow(target, "target"), ReductionOf(o.reduction), o.ignore_index,
                              o.label_smoothing);
@@ -345,8 +345,8 @@ of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, 
 }
 
 of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
-                         const of_loss_options_t* options, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] {
+                         const of_loss_options_t* options, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] {
     const of_loss_options_t o = ReadOptions(options, of_loss_options_init, "options");
     if (o.label_smoothing != 0.0) {
       OF_THROW(InvalidArgument) << "options->label_smoothing is " << o.label_smoothing
@@ -356,12 +356,12 @@ of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, co
   });
 }
 
-of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::Dropout(Borrow(x, "x"), p, Flag(training, "training")); });
+of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::Dropout(Borrow(x, "x"), p, Flag(training, "training")); });
 }
 
-of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out) {
-  return Run(__func__, session, out, [&] { return ops::FullLike(Borrow(x, "x"), value); });
+of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] { return ops::FullLike(Borrow(x, "x"), value); });
 }
 
 // ---- the registry --------------------------------------------------------------------------------------

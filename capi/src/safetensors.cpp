@@ -27,9 +27,8 @@ safetensors::NamedTensors Named(const char* const* names, const of_tensor_t* con
   safetensors::NamedTensors list;
   list.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    const std::string index = "[" + std::to_string(i) + "]";
-    const char* name = Require(names[i], "names" + index);
-    list.emplace_back(name, TensorPtr(const_cast<Tensor*>(&Unwrap(tensors[i], "tensors" + index))));
+    const char* name = Require(names[i], fmt::format("names[{}]", i));
+    list.emplace_back(name, capi::Borrow(tensors[i], fmt::format("tensors[{}]", i)));
   }
   return list;
 }
@@ -46,7 +45,7 @@ const safetensors::NamedTensors::value_type& Item(const of_tensor_list_t* list, 
 
 extern "C" {
 
-size_t of_tensor_list_size(const of_tensor_list_t* list) { return list == nullptr ? 0 : list->items.size(); }
+size_t of_tensor_list_count(const of_tensor_list_t* list) { return list == nullptr ? 0 : list->items.size(); }
 
 of_status_t* of_tensor_list_name(const of_tensor_list_t* list, size_t index, const char** out_name) {
   return Guard(__func__, [&] {
@@ -63,7 +62,7 @@ of_status_t* of_tensor_list_get(const of_tensor_list_t* list, size_t index, of_t
   });
 }
 
-void of_tensor_list_free(of_tensor_list_t* list) { delete list; }
+void of_tensor_list_destroy(of_tensor_list_t* list) { delete list; }
 
 of_status_t* of_safetensors_save(const char* path, const char* const* names, const of_tensor_t* const* tensors,
                                  size_t n) {
@@ -72,12 +71,12 @@ of_status_t* of_safetensors_save(const char* path, const char* const* names, con
 
 of_status_t* of_safetensors_load(of_session_t* session, const char* path, of_tensor_list_t** out_list) {
   return Guard(__func__, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     Require(path, "path");
     Require(out_list, "out_list");
-    SessionScope scope(*session);
+    SessionScope scope(s);
     auto list = std::make_unique<of_tensor_list_t>();
-    list->items = safetensors::Load(path, session->default_device());
+    list->items = safetensors::Load(path, s.default_device());
     *out_list = list.release();
   });
 }

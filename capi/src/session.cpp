@@ -27,22 +27,22 @@ of_status_t* of_session_create(const of_session_options_t* options, of_session_t
     so.seed = o.seed;
     so.num_threads = o.num_threads;
     so.default_device = Device::FromRaw(o.device_type, o.device_index);
-    *out_session = new of_session_t(so);
+    *out_session = new of_session_t{std::make_shared<Session>(so)};
   });
 }
 
 void of_session_destroy(of_session_t* session) { delete session; }
 
 of_status_t* of_session_manual_seed(of_session_t* session, uint64_t seed) {
-  return Guard(__func__, [&] { Require(session, "session")->generator().ManualSeed(seed); });
+  return Guard(__func__, [&] { capi::SessionOf(session).generator().ManualSeed(seed); });
 }
 
 of_status_t* of_session_dim_symbol(of_session_t* session, const char* name, int64_t* out_dim) {
   return Guard(__func__, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     Require(name, "name");
     Require(out_dim, "out_dim");
-    *out_dim = session->DimSymbol(name).raw();
+    *out_dim = s.DimSymbol(name).raw();
   });
 }
 

@@ -3,7 +3,7 @@
 
 namespace oneflow::capi {
 namespace {
-// Returned when even the status cannot be allocated; of_status_free knows not to delete it.
+// Returned when even the status cannot be allocated; of_status_destroy knows not to delete it.
 of_status_t g_out_of_memory{OF_STATUS_RESOURCE_EXHAUSTED, {}};
 }  // namespace
 
@@ -49,7 +49,7 @@ const char* of_status_code_name(of_status_code_t code) {
   return StatusCodeName(static_cast<StatusCode>(code)).data();
 }
 
-void of_status_free(of_status_t* status) {
+void of_status_destroy(of_status_t* status) {
   if (status != &capi::g_out_of_memory) delete status;
 }
 

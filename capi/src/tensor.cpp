@@ -11,24 +11,25 @@ using capi::Wrap;
 namespace {
 
 // The device a creation call targets: the options' device, else the session's default.
-Device TargetDevice(const of_session_t* session, const of_tensor_options_t* options) {
+Device TargetDevice(const Session& session, const of_tensor_options_t* options) {
   const of_tensor_options_t o = capi::ReadOptions(options, of_tensor_options_init, "options");
-  if (o.device_type == 0) return session->default_device();
+  if (o.device_type == 0) return session.default_device();
   return Device::FromRaw(o.device_type, o.device_index);
 }
 
-// The common body of the creation functions that take (session, dtype, dims, ndim, options, out).
+// The common body of the creation functions that take (session, dtype, dims, ndim, options, out_tensor);
+// make(session, dtype, shape, device) makes the tensor.
 template <typename Make>
 of_status_t* Create(const char* function, of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                     size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor, Make&& make) {
   return Guard(function, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     const Symbol<DType> dt = Unwrap(dtype);
     const Shape shape = Shape::FromRaw(dims, ndim, "dims");
     CheckStatic(shape, "dims");
-    const Device device = TargetDevice(session, options);
+    const Device device = TargetDevice(s, options);
     Require(out_tensor, "out_tensor");
-    *out_tensor = Wrap(make(dt, shape, device));
+    *out_tensor = Wrap(make(s, dt, shape, device));
   });
 }
 
@@ -45,7 +46,7 @@ void of_tensor_options_init(of_tensor_options_t* options) {
 of_status_t* of_tensor_from_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                                  const void* data, size_t nbytes, const of_tensor_options_t* options,
                                  of_tensor_t** out_tensor) {
-  return Create(__func__, session, dtype, dims, ndim, options, out_tensor, [&](auto dt, const Shape& s, Device d) {
+  return Create(__func__, session, dtype, dims, ndim, options, out_tensor, [&](Session&, auto dt, const Shape& s, Device d) {
     return FromHost(dt, s, data, nbytes, d);
   });
 }
@@ -59,7 +60,7 @@ of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype
   if (deleter != nullptr) del = [deleter, user_data](void* p) { deleter(p, user_data); };
   bool handed_over = false;
   of_status_t* status = Guard(__func__, [&] {
-    Require(session, "session");
+    capi::SessionOf(session);
     Require(out_tensor, "out_tensor");
     const Symbol<DType> dt = Unwrap(dtype);
     const Shape shape = Shape::FromRaw(dims, ndim, "dims");
@@ -74,45 +75,45 @@ of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype
 of_status_t* of_tensor_empty(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Empty(dt, s, d); });
+                [&](Session&, auto dt, const Shape& s, Device d) { return Empty(dt, s, d); });
 }
 
 of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, 0.0, d); });
+                [&](Session&, auto dt, const Shape& s, Device d) { return Full(dt, s, 0.0, d); });
 }
 
 of_status_t* of_tensor_ones(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, 1.0, d); });
+                [&](Session&, auto dt, const Shape& s, Device d) { return Full(dt, s, 1.0, d); });
 }
 
 of_status_t* of_tensor_full(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                             double value, const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Full(dt, s, value, d); });
+                [&](Session&, auto dt, const Shape& s, Device d) { return Full(dt, s, value, d); });
 }
 
 of_status_t* of_tensor_rand(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                             const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Rand(session->generator(), dt, s, d, &session->thread_pool()); });
+                [&](Session& s, auto dt, const Shape& shape, Device d) { return Rand(s.generator(), dt, shape, d, &s.thread_pool()); });
 }
 
 of_status_t* of_tensor_randn(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](auto dt, const Shape& s, Device d) { return Randn(session->generator(), dt, s, d, &session->thread_pool()); });
+                [&](Session& s, auto dt, const Shape& shape, Device d) { return Randn(s.generator(), dt, shape, d, &s.thread_pool()); });
 }
 
 of_status_t* of_tensor_arange(of_session_t* session, double start, double end, double step, const of_dtype_t* dtype,
                               const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Guard(__func__, [&] {
-    Require(session, "session");
+    const Session& s = capi::SessionOf(session);
     const Symbol<DType> dt = Unwrap(dtype);
-    const Device device = TargetDevice(session, options);
+    const Device device = TargetDevice(s, options);
     Require(out_tensor, "out_tensor");
     *out_tensor = Wrap(Arange(start, end, step, dt, device));
   });
@@ -171,6 +172,10 @@ of_status_t* of_tensor_nbytes(const of_tensor_t* tensor, size_t* out_nbytes) {
   });
 }
 
+of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, int32_t* out_is_lazy) {
+  return Guard(__func__, [&] { *Require(out_is_lazy, "out_is_lazy") = Unwrap(tensor).is_lazy() ? 1 : 0; });
+}
+
 of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_type, int32_t* out_device_index) {
   return Guard(__func__, [&] {
     const Device d = Unwrap(tensor).device();
@@ -181,12 +186,12 @@ of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_typ
   });
 }
 
-of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes) {
+of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_data, size_t nbytes) {
   return Guard(__func__, [&] {
     const Tensor& t = Unwrap(tensor);
     CheckEager(t, "tensor");
-    if (nbytes > 0) Require(dst, "dst");
-    CopyToHost(t, dst, nbytes);
+    if (nbytes > 0) Require(out_data, "out_data");
+    CopyToHost(t, out_data, nbytes);
   });
 }
 

@@ -23,9 +23,9 @@ namespace {
 template <typename Fill>
 of_status_t* Init(const char* function, of_session_t* session, of_tensor_t* tensor, Fill&& fill) {
   return Guard(function, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     TensorPtr t = Borrow(tensor, "tensor");
-    SessionScope scope(*session);
+    SessionScope scope(s);
     fill(t);
   });
 }
@@ -59,9 +59,9 @@ init::KaimingOptions KaimingFromC(const of_kaiming_options_t* options) {
 template <typename Make>
 of_status_t* Create(const char* function, of_session_t* session, of_optimizer_t** out_optimizer, Make&& make) {
   return Guard(function, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     Require(out_optimizer, "out_optimizer");
-    SessionScope scope(*session);
+    SessionScope scope(s);
     auto optimizer = std::make_unique<of_optimizer_t>(of_optimizer_t{make()});
     *out_optimizer = optimizer.release();
   });
@@ -164,9 +164,9 @@ of_status_t* of_optimizer_adam_create(of_session_t* session, of_tensor_t* const*
 
 of_status_t* of_optimizer_step(of_session_t* session, of_optimizer_t* optimizer) {
   return Guard(__func__, [&] {
-    Require(session, "session");
+    Session& s = capi::SessionOf(session);
     Optimizer& impl = Impl(optimizer);
-    SessionScope scope(*session);
+    SessionScope scope(s);
     impl.Step();
   });
 }
@@ -186,6 +186,6 @@ of_status_t* of_optimizer_lr(const of_optimizer_t* optimizer, double* out_lr) {
   });
 }
 
-void of_optimizer_free(of_optimizer_t* optimizer) { delete optimizer; }
+void of_optimizer_destroy(of_optimizer_t* optimizer) { delete optimizer; }
 
 }  // extern "C"

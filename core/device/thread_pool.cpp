@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 
 #include "core/common/error.h"
 
@@ -23,16 +24,28 @@ ThreadPool::ThreadPool(int32_t num_threads) {
   OF_CHECK_GE(num_threads, 0) << "num_threads must not be negative";
   if (num_threads == 0) num_threads = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
   workers_.reserve(static_cast<size_t>(num_threads - 1));
-  for (int32_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  try {
+    for (int32_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  } catch (const std::system_error& e) {
+    // The destructor will not run for a constructor that throws: the workers already started must be
+    // stopped here, or they would wait forever on a condition variable that is being destroyed.
+    const size_t started = workers_.size();
+    StopWorkers();
+    OF_THROW(ResourceExhausted) << "could not start thread " << started + 1 << " of the " << num_threads - 1
+                                << " worker threads asked for (num_threads " << num_threads << "): " << e.what();
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { StopWorkers(); }
+
+void ThreadPool::StopWorkers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   work_ready_.notify_all();
   for (std::thread& w : workers_) w.join();
+  workers_.clear();
 }
 
 void ThreadPool::RunChunks(Job& job) {

@@ -19,6 +19,7 @@ namespace oneflow {
 class ThreadPool {
  public:
   // `num_threads` threads in all, the caller of ParallelFor included; 0 = one per hardware thread.
+  // ResourceExhausted, with no thread left running, if the system refuses to start one.
   explicit ThreadPool(int32_t num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -33,6 +34,7 @@ class ThreadPool {
  private:
   struct Job;
   void WorkerLoop();
+  void StopWorkers();  // wakes, stops and joins every worker
   static void RunChunks(Job& job);
 
   std::vector<std::thread> workers_;

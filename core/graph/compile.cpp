@@ -351,14 +351,14 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   }
   const Device device = exe->steps.empty() ? Device::CPU() : MetaAt(w, exe->steps[0].outputs.empty() ? 0 : exe->steps[0].outputs[0]).device;
   exe->arena = Storage::Allocate(device, std::max<size_t>(plan.peak_bytes, 1));
-  size_t num_inplace = 0;
+  size_t inplace_count = 0;
   for (size_t i = 0; i < arena_values.size(); ++i) {
     const auto v = static_cast<size_t>(arena_values[i]);
     const TensorMeta& m = exe->metas[v];
     exe->offsets[v] = plan.offsets[i];
     if (plan.inplace[i]) {
       exe->inplace_of[v] = arena_values[static_cast<size_t>(requests[i].inplace_of)];
-      ++num_inplace;
+      ++inplace_count;
     }
     const TensorPtr base = Tensor::Make(exe->arena, m.dtype, Shape{0});
     exe->tensors[v] = Tensor::MakeView(*base, m.shape, ContiguousStrides(m.shape),
@@ -366,9 +366,9 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   }
   exe->stats = MemoryStats{.planned_peak_bytes = plan.peak_bytes,
                            .intermediate_bytes = plan.total_bytes,
-                           .num_buffers = arena_values.size(),
-                           .num_inplace = num_inplace,
-                           .num_nodes = exe->steps.size()};
+                           .buffer_count = arena_values.size(),
+                           .inplace_count = inplace_count,
+                           .node_count = exe->steps.size()};
   return exe;
 }
 
@@ -377,7 +377,7 @@ std::string DumpExecutable(const Executable& exe) {
       "specialization ({}): {} steps; memory plan: peak {} bytes, intermediates {} bytes without reuse, {} buffers, "
       "{} in place\n",
       exe.signature, exe.steps.size(), exe.stats.planned_peak_bytes, exe.stats.intermediate_bytes,
-      exe.stats.num_buffers, exe.stats.num_inplace);
+      exe.stats.buffer_count, exe.stats.inplace_count);
   auto ref = [](int32_t v) { return v < 0 ? std::string("none") : "%" + std::to_string(v); };
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Executable::Step& step = exe.steps[i];

@@ -9,8 +9,10 @@
 
 namespace oneflow::graph {
 
-Graph::Graph(Session& session, std::string name, GraphOptions options)
-    : session_(&session), id_(Session::NextId()), name_(std::move(name)), options_(options) {
+Graph::Graph(std::shared_ptr<Session> session, std::string name, GraphOptions options)
+    : session_(std::move(session)), id_(Session::NextId()), name_(std::move(name)), options_(options) {
+  OF_CHECK_INTERNAL(session_ != nullptr) << "a graph needs a session";
+  OF_CHECK(options_.plan_cache_size >= 1) << "plan_cache_size must be at least 1";
   if (name_.empty()) name_ = "graph_" + std::to_string(id_);
   RegisterGraphName(id_, name_);
 }
@@ -126,13 +128,17 @@ void Graph::EndBuild() {
   state_ = State::kBuilt;
 }
 
-std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
-  std::lock_guard<std::mutex> lock(run_mutex_);
+void Graph::CheckRunnable() const {
   if (state_ != State::kBuilt) {
     OF_THROW(FailedPrecondition) << "graph '" << name_ << "' "
                                  << (state_ == State::kEmpty ? "was never built" : "is still being built")
                                  << ": build it (begin_build, ops, end_build) before running it";
   }
+}
+
+std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  CheckRunnable();
   OF_CHECK(inputs.size() == program_.inputs.size())
       << "graph '" << name_ << "' takes " << program_.inputs.size() << " input(s), got " << inputs.size();
   ShapeBinding binding;
@@ -154,14 +160,7 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
   }
   // The variables are the session's, bound for this run only.
   const std::vector<TensorPtr> variables = session_->free_tensors().Tensors(id_);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    std::vector<size_t> update_nodes;
-    for (const Update& u : updates_) update_nodes.push_back(u.node);
-    it = cache_.emplace(key, Compile(program_, shapes, variables, options_, update_nodes)).first;
-    specialization_order_.push_back(it->second.get());
-  }
-  Executable& exe = *it->second;
+  Executable& exe = PlanFor(key, shapes, variables);
   for (Executable::Step& step : exe.steps) {
     if (step.update < 0) continue;
     const Update& u = updates_[static_cast<size_t>(step.update)];
@@ -170,8 +169,31 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
   std::vector<TensorPtr> outputs = Execute(exe, inputs, variables, *session_);
   for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
   last_stats_ = exe.stats;
-  last_stats_.num_specializations = cache_.size();
+  last_stats_.specialization_count = cache_.size();
+  last_stats_.compile_count = compile_count_;
+  for (const auto& [k, plan] : cache_) last_stats_.cached_plan_bytes += plan.exe->stats.planned_peak_bytes;
   return outputs;
+}
+
+Executable& Graph::PlanFor(const std::vector<int64_t>& key, const std::vector<Shape>& shapes,
+                           const std::vector<TensorPtr>& variables) {
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    std::vector<size_t> update_nodes;
+    for (const Update& u : updates_) update_nodes.push_back(u.node);
+    std::unique_ptr<Executable> exe = Compile(program_, shapes, variables, options_, update_nodes);
+    ++compile_count_;
+    if (cache_.size() >= options_.plan_cache_size) {
+      auto lru = std::min_element(cache_.begin(), cache_.end(),
+                                  [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
+      std::erase(specialization_order_, lru->second.exe.get());
+      cache_.erase(lru);
+    }
+    it = cache_.emplace(key, CachedPlan{std::move(exe)}).first;
+    specialization_order_.push_back(it->second.exe.get());
+  }
+  it->second.last_used = ++run_clock_;
+  return *it->second.exe;
 }
 
 MemoryStats Graph::memory_stats() const {

@@ -26,6 +26,7 @@
 // another thread runs it is the caller's race.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -46,6 +47,9 @@ struct GraphOptions {
   bool fuse = true;         // conv+batch_norm(+relu) in inference, elementwise chains
   bool inplace = true;      // elementwise ops write into an input buffer that dies at that op
   bool plan_memory = true;  // intermediates share one arena by liveness; else one buffer each
+  // Compiled plans kept, one per concrete input shape; beyond it the least recently used is evicted
+  // (and compiled again if its shape comes back). >= 1.
+  size_t plan_cache_size = 8;
 };
 
 enum class ValueKind : uint8_t { kInput, kVariable, kOp };
@@ -77,14 +81,16 @@ struct Program {
   std::vector<int32_t> outputs;    // value ids, in declaration order
 };
 
-// What the most recent run's compiled plan needs.
+// What the most recent run's compiled plan needs, and what the plan cache holds.
 struct MemoryStats {
-  size_t planned_peak_bytes = 0;  // the arena holding every intermediate
-  size_t intermediate_bytes = 0;  // the sum of all intermediate buffers (what no reuse would need)
-  size_t num_buffers = 0;         // intermediates with their own storage
-  size_t num_inplace = 0;         // intermediates written into a dying input's buffer
-  size_t num_nodes = 0;           // nodes after the passes
-  size_t num_specializations = 0;
+  size_t planned_peak_bytes = 0;    // the arena holding every intermediate
+  size_t intermediate_bytes = 0;    // the sum of all intermediate buffers (what no reuse would need)
+  size_t buffer_count = 0;          // intermediates with their own storage
+  size_t inplace_count = 0;         // intermediates written into a dying input's buffer
+  size_t node_count = 0;            // nodes after the passes
+  size_t specialization_count = 0;  // plans in the cache now (at most GraphOptions::plan_cache_size)
+  size_t compile_count = 0;         // compilations so far, recompilations after an eviction included
+  size_t cached_plan_bytes = 0;     // the arenas of the cached plans together
 };
 
 class GraphBuilder;
@@ -92,7 +98,8 @@ struct Executable;
 
 class Graph {
  public:
-  Graph(Session& session, std::string name, GraphOptions options);
+  // The graph shares the session's ownership: it stays usable whatever is destroyed first.
+  Graph(std::shared_ptr<Session> session, std::string name, GraphOptions options);
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
@@ -118,6 +125,8 @@ class Graph {
   bool is_built() const { return state_ == State::kBuilt; }
 
   // --- running (any thread) ---
+  // FailedPrecondition unless the graph is built (Run checks it first, before its arguments).
+  void CheckRunnable() const;
   // Runs one step on `inputs` (one per declared input, eager, of the declared dtype and rank, with sizes
   // that fit the declared dims) and returns the outputs as new eager tensors.
   std::vector<TensorPtr> Run(const std::vector<TensorPtr>& inputs);
@@ -141,18 +150,29 @@ class Graph {
 
   void CheckBuilding(const char* what) const;
 
-  Session* session_;
+  std::shared_ptr<Session> session_;
   uint64_t id_;
   std::string name_;
   GraphOptions options_;
-  State state_ = State::kEmpty;
+  std::atomic<State> state_{State::kEmpty};  // written by the building thread, read by runs anywhere
   std::shared_ptr<GraphBuilder> builder_;  // while building
   Program program_;
   std::vector<Update> updates_;
 
+  // The plan of one concrete input shape, and when it was last run (for least-recently-used eviction).
+  struct CachedPlan {
+    std::unique_ptr<Executable> exe;
+    uint64_t last_used = 0;
+  };
+  // The cached plan for `key` (the concrete input dims), compiled (and another evicted) if needed.
+  Executable& PlanFor(const std::vector<int64_t>& key, const std::vector<Shape>& shapes,
+                      const std::vector<TensorPtr>& variables);
+
   mutable std::mutex run_mutex_;  // runs, the cache and the stats
-  std::map<std::vector<int64_t>, std::unique_ptr<Executable>> cache_;  // by concrete input dims
-  std::vector<const Executable*> specialization_order_;
+  std::map<std::vector<int64_t>, CachedPlan> cache_;  // by concrete input dims
+  std::vector<const Executable*> specialization_order_;  // the cached plans in compile order, for the dump
+  uint64_t run_clock_ = 0;
+  size_t compile_count_ = 0;
   MemoryStats last_stats_;
 };
 

@@ -123,8 +123,8 @@ TensorPtr BatchNorm(const TensorPtr& x, const TensorPtr& weight, const TensorPtr
                     const TensorPtr& running_mean, const TensorPtr& running_var, const BatchNormOptions& options);
 
 struct Pool2dOptions {
-  std::vector<int64_t> kernel_size;      // required, 2 values
-  std::vector<int64_t> stride;           // empty = kernel_size
+  std::vector<int64_t> kernel_size{};    // required, 2 values
+  std::vector<int64_t> stride{};         // empty = kernel_size
   std::vector<int64_t> padding = {0, 0};
   std::vector<int64_t> dilation = {1, 1};  // max pooling only
   bool ceil_mode = false;

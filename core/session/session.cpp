@@ -77,7 +77,7 @@ int32_t CheckedNumThreads(int32_t n) {
 }  // namespace
 
 Session::Session(SessionOptions options)
-    : options_(options), generator_(options.seed), thread_pool_(CheckedNumThreads(options.num_threads)) {
+    : id_(NextId()), options_(options), generator_(options.seed), thread_pool_(CheckedNumThreads(options.num_threads)) {
   GetBackend(options.default_device);  // fails now, with a clear message, if the device is unavailable
 }
 

@@ -3,6 +3,13 @@
 //
 // Several sessions can live in one process. Every Session method is thread-safe. Tensors made in a
 // session do not depend on it and may outlive it.
+//
+// Note [Any destroy order]: bindings in garbage-collected languages release handles in whatever order
+// their collector picks, so no handle may require another to die first. A Session is owned through
+// std::shared_ptr: the C handle holds one reference and every Graph another (a graph needs the
+// session's store, thread pool and generator at every run). Tensors and optimizers hold no session
+// at all. So destroying the session handle before its graphs leaves the graphs fully working, and the
+// session's state goes with the last of them.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +66,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Unique within the process (never 0); names the session in messages ("session 3").
+  uint64_t id() const { return id_; }
   const SessionOptions& options() const { return options_; }
   Device default_device() const { return options_.default_device; }
   Generator& generator() { return generator_; }
@@ -76,6 +85,7 @@ class Session {
   static Session& Current();
 
  private:
+  uint64_t id_;
   SessionOptions options_;
   Generator generator_;
   ThreadPool thread_pool_;

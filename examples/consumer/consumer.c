@@ -17,7 +17,7 @@ int main(void) {
   if (st == NULL) st = of_tensor_copy_to_host(ones, out, sizeof out);
   if (st != NULL) {
     fprintf(stderr, "error: %s\n", of_status_message(st));
-    of_status_free(st);
+    of_status_destroy(st);
     return 1;
   }
   of_tensor_release(ones);

@@ -34,7 +34,7 @@ static void check(of_status_t* st, const char* what, int line) {
   if (st == NULL) return;
   fprintf(stderr, "\nerror at line %d (%s): [%s] %s\n", line, what, of_status_code_name(of_status_code(st)),
           of_status_message(st));
-  of_status_free(st);
+  of_status_destroy(st);
   exit(1);
 }
 #define CHECK(call) check((call), #call, __LINE__)
@@ -307,8 +307,8 @@ static void print_memory_plan(const of_graph_t* g, const char* what) {
   const double mib = 1024.0 * 1024.0;
   printf("%s graph: %llu steps after fusion; memory plan: peak %.2f MiB for %.2f MiB of intermediates "
          "(%llu buffers, %llu in place)\n",
-         what, (unsigned long long)st.num_nodes, (double)st.planned_peak_bytes / mib,
-         (double)st.intermediate_bytes / mib, (unsigned long long)st.num_buffers, (unsigned long long)st.num_inplace);
+         what, (unsigned long long)st.node_count, (double)st.planned_peak_bytes / mib,
+         (double)st.intermediate_bytes / mib, (unsigned long long)st.buffer_count, (unsigned long long)st.inplace_count);
   fflush(stdout);
 }
 
@@ -571,7 +571,7 @@ int main(int argc, char** argv) {
 
   of_graph_destroy(train_graph); /* graphs go before their session */
   of_graph_destroy(eval_graph);
-  of_optimizer_free(optimizer);
+  of_optimizer_destroy(optimizer);
   model_free(&model);
   of_session_destroy(s);
   free(ibuf);

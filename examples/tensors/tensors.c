@@ -14,7 +14,7 @@ static void check(of_status_t* status, const char* what) {
   if (status == NULL) return;
   fprintf(stderr, "%s failed: [%s] %s\n", what, of_status_code_name(of_status_code(status)),
           of_status_message(status));
-  of_status_free(status);
+  of_status_destroy(status);
   exit(1);
 }
 #define CHECK(call) check((call), #call)
@@ -99,10 +99,10 @@ int main(void) {
   of_tensor_t* never = NULL;
   of_status_t* st = of_tensor_zeros(session, of_dtype_float32(), symbolic, 2, NULL, &never);
   printf("\nerror:   [%s] %s\n", of_status_code_name(of_status_code(st)), of_status_message(st));
-  of_status_free(st);
+  of_status_destroy(st);
   st = of_tensor_full(session, of_dtype_uint8(), dims, 2, 300.0, NULL, &never);
   printf("error:   [%s] %s\n", of_status_code_name(of_status_code(st)), of_status_message(st));
-  of_status_free(st);
+  of_status_destroy(st);
 
   of_tensor_release(x);
   of_tensor_release(zeros);

@@ -53,16 +53,19 @@ _Static_assert(offsetof(of_graph_options_t, struct_size) == 0, "struct_size firs
 _Static_assert(offsetof(of_graph_options_t, fuse) == 8, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, inplace) == 12, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, plan_memory) == 16, "graph options layout");
+_Static_assert(offsetof(of_graph_options_t, plan_cache_size) == 20, "graph options layout");
 _Static_assert(sizeof(of_graph_options_t) == 24, "graph options size");
 
 _Static_assert(offsetof(of_graph_memory_stats_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_graph_memory_stats_t, planned_peak_bytes) == 8, "graph memory stats layout");
 _Static_assert(offsetof(of_graph_memory_stats_t, intermediate_bytes) == 16, "graph memory stats layout");
-_Static_assert(offsetof(of_graph_memory_stats_t, num_buffers) == 24, "graph memory stats layout");
-_Static_assert(offsetof(of_graph_memory_stats_t, num_inplace) == 32, "graph memory stats layout");
-_Static_assert(offsetof(of_graph_memory_stats_t, num_nodes) == 40, "graph memory stats layout");
-_Static_assert(offsetof(of_graph_memory_stats_t, num_specializations) == 48, "graph memory stats layout");
-_Static_assert(sizeof(of_graph_memory_stats_t) == 56, "graph memory stats size");
+_Static_assert(offsetof(of_graph_memory_stats_t, buffer_count) == 24, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, inplace_count) == 32, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, node_count) == 40, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, specialization_count) == 48, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, compile_count) == 56, "graph memory stats layout");
+_Static_assert(offsetof(of_graph_memory_stats_t, cached_plan_bytes) == 64, "graph memory stats layout");
+_Static_assert(sizeof(of_graph_memory_stats_t) == 72, "graph memory stats size");
 
 _Static_assert(OF_STATUS_OK == 0 && OF_STATUS_INVALID_ARGUMENT == 3 && OF_STATUS_NOT_FOUND == 5 &&
                    OF_STATUS_RESOURCE_EXHAUSTED == 8 && OF_STATUS_OUT_OF_RANGE == 11 &&

@@ -3,7 +3,7 @@
 
 #include <type_traits>
 
-static_assert(std::is_same<decltype(&of_status_free), void (*)(of_status_t*)>::value, "C linkage, plain types");
+static_assert(std::is_same<decltype(&of_status_destroy), void (*)(of_status_t*)>::value, "C linkage, plain types");
 static_assert(OF_DIM_UNKNOWN < 0, "OF_DIM_UNKNOWN is negative");
 
 int main() { return of_abi_version() == OF_ABI_VERSION ? 0 : 1; }

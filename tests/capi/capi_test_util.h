@@ -34,7 +34,7 @@ __attribute__((unused)) static char of_test_sentinel_byte;
 static inline void of_test_assert_ok(of_status_t* status, const char* expr, const char* file, int line) {
   if (status == NULL) return;
   print_error("%s failed: %s: %s\n", expr, of_status_code_name(of_status_code(status)), of_status_message(status));
-  of_status_free(status);
+  of_status_destroy(status);
   _fail(file, line);
 }
 #define ASSERT_OK(expr) of_test_assert_ok((expr), #expr, __FILE__, __LINE__)
@@ -85,7 +85,7 @@ static inline void of_test_assert_status(of_status_t* status, of_status_code_t c
       ok = 0;
     }
   }
-  of_status_free(status);
+  of_status_destroy(status);
   if (!ok) _fail(file, line);
 }
 /* ASSERT_STATUS(call, OF_STATUS_INVALID_ARGUMENT, "of_tensor_zeros", "dims[1]") */
@@ -136,7 +136,7 @@ static inline of_status_t* of_test_cuda_probe(void) {
 static inline int of_test_cuda_available(void) {
   of_status_t* s = of_test_cuda_probe();
   const int available = s == NULL;
-  of_status_free(s);
+  of_status_destroy(s);
   return available;
 }
 
@@ -145,7 +145,7 @@ static inline int of_test_setup_session(void** state) {
   of_session_t* session = NULL;
   of_status_t* s = of_session_create(NULL, &session);
   if (s != NULL) {
-    of_status_free(s);
+    of_status_destroy(s);
     return -1;
   }
   *state = session;

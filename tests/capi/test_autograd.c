@@ -178,7 +178,7 @@ static void* probe_grad_mode(void* arg) {
   of_tensor_t* y = NULL;
   if (st == NULL) st = of_mul(p->session, p->x, p->x, &y);
   if (st == NULL) st = of_tensor_is_leaf(y, &p->result_is_leaf);
-  of_status_free(st);
+  of_status_destroy(st);
   of_tensor_release(y);
   return NULL;
 }
@@ -376,7 +376,7 @@ static void test_backward_errors(void** state) {
 
 /* Every test starts and ends with grad mode on, even when one fails with it off. */
 static int teardown(void** state) {
-  of_status_free(of_grad_set_enabled(1, NULL));
+  of_status_destroy(of_grad_set_enabled(1, NULL));
   return of_test_teardown_session(state);
 }
 

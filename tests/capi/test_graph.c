@@ -4,6 +4,7 @@
  * error path (codes, message words, outputs left untouched). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <unistd.h>
 
 #include "capi_op_util.h"
 
@@ -80,6 +81,7 @@ static void test_options_init(void** state) {
   assert_int_equal(o.fuse, 1);
   assert_int_equal(o.inplace, 1);
   assert_int_equal(o.plan_memory, 1);
+  assert_int_equal(o.plan_cache_size, 8);
   of_graph_options_init(NULL);
 }
 
@@ -90,9 +92,9 @@ static void test_create_and_destroy(void** state) {
   assert_non_null(g);
   expect_dump_contains(g, "graph \"named\" (empty): 0 inputs");
   size_t n = SIZE_MAX;
-  ASSERT_OK(of_graph_num_inputs(g, &n));
+  ASSERT_OK(of_graph_input_count(g, &n));
   assert_int_equal(n, 0);
-  ASSERT_OK(of_graph_num_outputs(g, &n));
+  ASSERT_OK(of_graph_output_count(g, &n));
   assert_int_equal(n, 0);
   assert_int_equal(free_count(g), 0);
   of_graph_destroy(g);
@@ -164,8 +166,8 @@ static void test_null_graph(void** state) {
   ASSERT_STATUS(of_graph_add_optimizer(NULL, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_add_optimizer", "graph");
   ASSERT_STATUS(of_graph_end_build(NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_end_build", "graph");
   ASSERT_STATUS(of_graph_run(NULL, NULL, 0, NULL, 0), OF_STATUS_INVALID_ARGUMENT, "of_graph_run", "graph");
-  ASSERT_STATUS(of_graph_num_inputs(NULL, &n), OF_STATUS_INVALID_ARGUMENT, "of_graph_num_inputs", "graph");
-  ASSERT_STATUS(of_graph_num_outputs(NULL, &n), OF_STATUS_INVALID_ARGUMENT, "of_graph_num_outputs", "graph");
+  ASSERT_STATUS(of_graph_input_count(NULL, &n), OF_STATUS_INVALID_ARGUMENT, "of_graph_input_count", "graph");
+  ASSERT_STATUS(of_graph_output_count(NULL, &n), OF_STATUS_INVALID_ARGUMENT, "of_graph_output_count", "graph");
   ASSERT_STATUS(of_graph_free_tensor_count(NULL, &n), OF_STATUS_INVALID_ARGUMENT, "of_graph_free_tensor_count",
                 "graph");
   ASSERT_STATUS(of_graph_free_tensor_name(NULL, 0, &name), OF_STATUS_INVALID_ARGUMENT, "of_graph_free_tensor_name",
@@ -176,7 +178,7 @@ static void test_null_graph(void** state) {
   assert_int_equal(n, 77);
   assert_ptr_equal(name, SENTINEL_PTR(const char*));
   assert_string_equal(buf, "abc");
-  assert_int_equal(st.num_nodes, 0);
+  assert_int_equal(st.node_count, 0);
   of_tensor_release(e);
 }
 
@@ -230,9 +232,9 @@ static void test_seed_free_tensors(void** state) {
   assert_int_equal(deleted, 0);
 
   size_t n = 0;
-  ASSERT_OK(of_graph_num_inputs(g, &n));
+  ASSERT_OK(of_graph_input_count(g, &n));
   assert_int_equal(n, 1);
-  ASSERT_OK(of_graph_num_outputs(g, &n));
+  ASSERT_OK(of_graph_output_count(g, &n));
   assert_int_equal(n, 2);
 
   /* Two free tensors, in the order the build met them: the scalar 0.5, then the mask. */
@@ -268,14 +270,14 @@ static void test_seed_free_tensors(void** state) {
   EXPECT_TENSOR(out[1], BOOL, DIMS(2, 4), VALS(0, 0, 0, 1, 1, 0, 1, 0), 0);
   of_tensor_release(out[0]);
   of_tensor_release(out[1]);
-  assert_int_equal(stats_of(g).num_specializations, 1);
+  assert_int_equal(stats_of(g).specialization_count, 1);
 
   of_tensor_t* x3 =
       make_tensor(s, F32, DIMS(3, 4), VALS(0.1, 0.6, 0.5, 0.9, 1.0, -1.0, 0.7, 0.2, 0.9, 0.9, 0.9, 0.4));
   ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){x3}, 1, out, 2));
   EXPECT_TENSOR(out[0], BOOL, DIMS(3, 4), VALS(0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0), 0);
   EXPECT_TENSOR(out[1], BOOL, DIMS(3, 4), VALS(0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1, 0), 0);
-  assert_int_equal(stats_of(g).num_specializations, 2);
+  assert_int_equal(stats_of(g).specialization_count, 2);
   of_tensor_t* keep = out[1]; /* an output outlives the graph */
   of_tensor_release(out[0]);
 
@@ -284,7 +286,7 @@ static void test_seed_free_tensors(void** state) {
   EXPECT_TENSOR(out[1], BOOL, DIMS(2, 4), VALS(0, 0, 0, 1, 1, 0, 1, 0), 0);
   of_tensor_release(out[0]);
   of_tensor_release(out[1]);
-  assert_int_equal(stats_of(g).num_specializations, 2);
+  assert_int_equal(stats_of(g).specialization_count, 2);
   text = dump_of(g);
   assert_int_equal(count_occurrences(text, "specialization ("), 2);
   free(text);
@@ -328,6 +330,11 @@ static void test_build_state_errors(void** state) {
   /* A run of a graph never built. */
   ASSERT_STATUS(of_graph_run(g, NULL, 0, NULL, 0), OF_STATUS_FAILED_PRECONDITION, "of_graph_run", "'states'",
                 "never built");
+  /* Whatever the other arguments (the graph has no outputs yet, and these inputs are NULL). */
+  of_tensor_t* unbuilt_out = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_graph_run(g, NULL, 2, &unbuilt_out, 1), OF_STATUS_FAILED_PRECONDITION, "of_graph_run", "'states'",
+                "never built");
+  assert_ptr_equal(unbuilt_out, SENTINEL_PTR(of_tensor_t*));
 
   ASSERT_OK(of_graph_begin_build(g));
   ASSERT_STATUS(of_graph_begin_build(g), OF_STATUS_FAILED_PRECONDITION, "of_graph_begin_build", "'states'",
@@ -357,7 +364,7 @@ static void test_build_state_errors(void** state) {
                 "already has an input named 'x'");
   assert_ptr_equal(t, OUT_SENTINEL);
   size_t n = 0;
-  ASSERT_OK(of_graph_num_inputs(g, &n));
+  ASSERT_OK(of_graph_input_count(g, &n));
   assert_int_equal(n, 2);
 
   /* add_parameter's arguments. */
@@ -389,7 +396,7 @@ static void test_build_state_errors(void** state) {
   ASSERT_OK(of_mul(s, xg, scale, &out));
   ASSERT_OK(of_graph_add_output(g, out));
   ASSERT_OK(of_graph_end_build(g));
-  ASSERT_OK(of_graph_num_outputs(g, &n));
+  ASSERT_OK(of_graph_output_count(g, &n));
   assert_int_equal(n, 1);
   /* A variable line per registered/used tensor: gain trainable, bias free. */
   expect_dump_contains(g, " gain: float32 (2,) trainable\n");
@@ -415,7 +422,7 @@ static void test_build_state_errors(void** state) {
   of_graph_destroy(g);
   of_tensor_t* tensors[] = {x, scale, ints, bias, xb, gain, xg, out, xv, sv};
   for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   of_tensor_release(w);
 }
 
@@ -527,18 +534,18 @@ static void test_run_checks_inputs(void** state) {
   ASSERT_STATUS(of_graph_run(g, (const of_tensor_t* const[]){a2, NULL}, 2, &r, 1), OF_STATUS_INVALID_ARGUMENT,
                 "inputs[1]");
   ASSERT_STATUS(of_graph_run(g, (const of_tensor_t* const[]){a2, b2}, 2, outs, 2), OF_STATUS_INVALID_ARGUMENT,
-                "n_outputs", "2", "1");
+                "n_out_tensors", "2", "1");
   ASSERT_STATUS(of_graph_run(g, (const of_tensor_t* const[]){a2, b2}, 2, NULL, 0), OF_STATUS_INVALID_ARGUMENT,
-                "n_outputs", "0");
+                "n_out_tensors", "0");
   ASSERT_STATUS(of_graph_run(g, (const of_tensor_t* const[]){a2, b2}, 2, NULL, 1), OF_STATUS_INVALID_ARGUMENT,
-                "outputs");
+                "out_tensors");
   assert_ptr_equal(r, OUT_SENTINEL);
   assert_ptr_equal(outs[0], OUT_SENTINEL);
   assert_ptr_equal(outs[1], OUT_SENTINEL);
   /* No failed run compiled anything. */
   of_graph_memory_stats_t st = stats_of(g);
-  assert_int_equal(st.num_specializations, 0);
-  assert_int_equal(st.num_nodes, 0);
+  assert_int_equal(st.specialization_count, 0);
+  assert_int_equal(st.node_count, 0);
 
   ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){a2, b2}, 2, &r, 1));
   EXPECT_TENSOR(r, F32, DIMS(2, 3), VALS(11, 22, 33, 44, 55, 66), 0);
@@ -548,7 +555,7 @@ static void test_run_checks_inputs(void** state) {
   ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){a3, b3}, 2, &r, 1));
   EXPECT_TENSOR(r, F32, DIMS(3, 3), VALS(2, 3, 4, 5, 6, 7, 8, 9, 10), 0);
   of_tensor_release(r);
-  assert_int_equal(stats_of(g).num_specializations, 2);
+  assert_int_equal(stats_of(g).specialization_count, 2);
 
   of_graph_destroy(g);
   of_tensor_t* tensors[] = {a, b, c, a2, b2, b3, a3, a64, a_rank3, a_24, b_24};
@@ -675,7 +682,7 @@ static void* other_thread_during_build(void* p) {
   if (st == NULL) st = of_tensor_is_lazy(neg, &a->op_is_lazy);
   if (st == NULL && a->op_is_lazy == 0) st = of_tensor_copy_to_host(neg, &v, sizeof v);
   if (st == NULL) a->op_value = v;
-  of_status_free(st);
+  of_status_destroy(st);
   of_tensor_release(one);
   of_tensor_release(neg);
   return NULL;
@@ -687,7 +694,7 @@ static void* other_thread_runs(void* p) {
   const float v[2] = {2, 5};
   if (of_tensor_from_data(a->session, F32, (const int64_t[]){2}, 1, v, sizeof v, NULL, &xv) != NULL) return NULL;
   of_status_t* st = of_graph_run(a->graph, (const of_tensor_t* const[]){xv}, 1, &a->run_output, 1);
-  of_status_free(st);
+  of_status_destroy(st);
   of_tensor_release(xv);
   return NULL;
 }
@@ -714,7 +721,7 @@ static void test_threads(void** state) {
   ASSERT_OK(of_graph_add_output(g, y));
   ASSERT_OK(of_graph_end_build(g));
   size_t n = 0;
-  ASSERT_OK(of_graph_num_inputs(g, &n));
+  ASSERT_OK(of_graph_input_count(g, &n));
   assert_int_equal(n, 1); /* "late" was not declared */
 
   /* Runs may come from any thread. */
@@ -788,7 +795,7 @@ static void test_dump_buffer(void** state) {
   /* Errors. */
   got = 123;
   ASSERT_STATUS(of_graph_dump(g, buf, sizeof buf, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_dump", "out_length");
-  ASSERT_STATUS(of_graph_dump(g, NULL, 5, &got), OF_STATUS_INVALID_ARGUMENT, "of_graph_dump", "buffer");
+  ASSERT_STATUS(of_graph_dump(g, NULL, 5, &got), OF_STATUS_INVALID_ARGUMENT, "of_graph_dump", "out_buffer");
   assert_int_equal(got, 123);
 
   /* After a run, the compiled specialization follows. */
@@ -838,8 +845,8 @@ static void test_free_tensor_queries(void** state) {
   ASSERT_STATUS(of_graph_free_tensor_name(g, 0, NULL), OF_STATUS_INVALID_ARGUMENT, "out_name");
   ASSERT_STATUS(of_graph_free_tensor_count(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_free_tensor_count",
                 "out_count");
-  ASSERT_STATUS(of_graph_num_inputs(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_num_inputs", "out_count");
-  ASSERT_STATUS(of_graph_num_outputs(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_num_outputs", "out_count");
+  ASSERT_STATUS(of_graph_input_count(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_input_count", "out_count");
+  ASSERT_STATUS(of_graph_output_count(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_output_count", "out_count");
   assert_ptr_equal(name, SENTINEL_PTR(const char*));
   ASSERT_OK(of_graph_free_tensor_name(g, 1, &name));
   assert_string_equal(name, "free_1");
@@ -888,8 +895,8 @@ static of_graph_t* run_chain(of_session_t* s, int32_t fuse, int32_t inplace, int
 
   /* All zero before the first run. */
   of_graph_memory_stats_t st = stats_of(g);
-  assert_true(st.planned_peak_bytes == 0 && st.intermediate_bytes == 0 && st.num_buffers == 0 &&
-              st.num_inplace == 0 && st.num_nodes == 0 && st.num_specializations == 0);
+  assert_true(st.planned_peak_bytes == 0 && st.intermediate_bytes == 0 && st.buffer_count == 0 &&
+              st.inplace_count == 0 && st.node_count == 0 && st.specialization_count == 0);
 
   double xs[8];
   double expect = 0;
@@ -915,20 +922,20 @@ static void test_options_and_memory_stats(void** state) {
    * three. */
   of_graph_t* g = run_chain(s, 0, 1, 1);
   of_graph_memory_stats_t st = stats_of(g);
-  assert_int_equal(st.num_nodes, 4);
-  assert_int_equal(st.num_buffers, 3);
-  assert_int_equal(st.num_inplace, 2);
+  assert_int_equal(st.node_count, 4);
+  assert_int_equal(st.buffer_count, 3);
+  assert_int_equal(st.inplace_count, 2);
   assert_int_equal(st.intermediate_bytes, 3 * 64);
   assert_int_equal(st.planned_peak_bytes, 64);
-  assert_int_equal(st.num_specializations, 1);
+  assert_int_equal(st.specialization_count, 1);
   of_graph_destroy(g);
 
   /* Without in place: a and b live together (neg reads a, writes b), then b and c; a's buffer is free
    * again for c: two buffers' worth. */
   g = run_chain(s, 0, 0, 1);
   st = stats_of(g);
-  assert_int_equal(st.num_nodes, 4);
-  assert_int_equal(st.num_inplace, 0);
+  assert_int_equal(st.node_count, 4);
+  assert_int_equal(st.inplace_count, 0);
   assert_int_equal(st.intermediate_bytes, 3 * 64);
   assert_int_equal(st.planned_peak_bytes, 2 * 64);
   of_graph_destroy(g);
@@ -936,7 +943,7 @@ static void test_options_and_memory_stats(void** state) {
   /* Without planning: a buffer each (and so no in place either). */
   g = run_chain(s, 0, 1, 0);
   st = stats_of(g);
-  assert_int_equal(st.num_inplace, 0);
+  assert_int_equal(st.inplace_count, 0);
   assert_int_equal(st.planned_peak_bytes, 3 * 64);
   assert_int_equal(st.intermediate_bytes, 3 * 64);
   of_graph_destroy(g);
@@ -945,9 +952,9 @@ static void test_options_and_memory_stats(void** state) {
    * one step, before the sum; only c is left in the arena. */
   g = run_chain(s, 1, 1, 1);
   st = stats_of(g);
-  assert_int_equal(st.num_nodes, 2);
-  assert_int_equal(st.num_buffers, 1);
-  assert_int_equal(st.num_inplace, 0);
+  assert_int_equal(st.node_count, 2);
+  assert_int_equal(st.buffer_count, 1);
+  assert_int_equal(st.inplace_count, 0);
   assert_int_equal(st.intermediate_bytes, 64);
   assert_int_equal(st.planned_peak_bytes, 64);
   expect_dump_contains(g, "<- exp+neg+mul");
@@ -955,13 +962,13 @@ static void test_options_and_memory_stats(void** state) {
   /* A caller's smaller struct: only its struct_size bytes are written. */
   of_graph_memory_stats_t part;
   memset(&part, 0xab, sizeof part);
-  part.struct_size = offsetof(of_graph_memory_stats_t, num_buffers);
+  part.struct_size = offsetof(of_graph_memory_stats_t, buffer_count);
   ASSERT_OK(of_graph_memory_stats(g, &part));
-  assert_int_equal(part.struct_size, offsetof(of_graph_memory_stats_t, num_buffers));
+  assert_int_equal(part.struct_size, offsetof(of_graph_memory_stats_t, buffer_count));
   assert_true(part.planned_peak_bytes == st.planned_peak_bytes);
   assert_true(part.intermediate_bytes == st.intermediate_bytes);
-  assert_true(part.num_buffers == 0xababababababababULL);
-  assert_true(part.num_specializations == 0xababababababababULL);
+  assert_true(part.buffer_count == 0xababababababababULL);
+  assert_true(part.specialization_count == 0xababababababababULL);
 
   /* struct_size 0 (or anything below sizeof(size_t)) and NULL. */
   memset(&part, 0xab, sizeof part);
@@ -972,6 +979,129 @@ static void test_options_and_memory_stats(void** state) {
   part.struct_size = sizeof(size_t) - 1;
   ASSERT_STATUS(of_graph_memory_stats(g, &part), OF_STATUS_INVALID_ARGUMENT, "struct_size");
   ASSERT_STATUS(of_graph_memory_stats(g, NULL), OF_STATUS_INVALID_ARGUMENT, "of_graph_memory_stats", "out_stats");
+  of_graph_destroy(g);
+}
+
+/*===--- the plan cache --------------------------------------------------------------------===*/
+
+/* The process's resident memory in bytes (Linux), or 0 where it cannot be read. */
+static size_t resident_bytes(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == NULL) return 0;
+  unsigned long pages = 0, resident = 0;
+  const int got = fscanf(f, "%lu %lu", &pages, &resident);
+  fclose(f);
+  return got == 2 ? (size_t)resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+/* A graph y = sum(relu(x * 2) + 1, dim 1) over x (?, 64), options' cache size `capacity`. */
+static of_graph_t* batch_graph(of_session_t* s, int32_t capacity) {
+  of_graph_options_t o;
+  of_graph_options_init(&o);
+  o.plan_cache_size = capacity;
+  o.fuse = 0; /* keep several intermediates in the arena */
+  of_graph_t* g = NULL;
+  ASSERT_OK(of_graph_create(s, "batches", &o, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  of_tensor_t *x = NULL, *a = NULL, *b = NULL, *c = NULL, *y = NULL;
+  ASSERT_OK(of_graph_add_input(g, "x", F32, DIMS(OF_DIM_UNKNOWN, 64), &x));
+  ASSERT_OK(of_mul_scalar(s, x, 2, &a));
+  ASSERT_OK(of_relu(s, a, &b));
+  ASSERT_OK(of_add_scalar(s, b, 1, &c));
+  ASSERT_OK(of_sum(s, c, DIMS(1), 0, &y));
+  ASSERT_OK(of_graph_add_output(g, y));
+  ASSERT_OK(of_graph_end_build(g));
+  of_tensor_t* tensors[] = {x, a, b, c, y};
+  for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
+  return g;
+}
+
+/* Runs g on a batch of n rows of ones and checks every output (relu(2) + 1 = 3, times 64). */
+static void run_batch(of_session_t* s, of_graph_t* g, int64_t n) {
+  of_tensor_t* x = NULL;
+  ASSERT_OK(of_tensor_ones(s, F32, DIMS(n, 64), NULL, &x));
+  of_tensor_t* y = NULL;
+  ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){x}, 1, &y, 1));
+  float* out = malloc((size_t)n * sizeof(float));
+  assert_non_null(out);
+  ASSERT_OK(of_tensor_copy_to_host(y, out, (size_t)n * sizeof(float)));
+  for (int64_t i = 0; i < n; ++i) assert_true(out[i] == 192.0f);
+  free(out);
+  of_tensor_release(x);
+  of_tensor_release(y);
+}
+
+static void test_plan_cache_evicts_least_recently_used(void** state) {
+  of_session_t* s = *state;
+  of_graph_t* g = batch_graph(s, 3);
+  /* Batches 1, 2, 3 fill the cache; 1 is run again, so 2 is the least recently used when 4 comes. */
+  for (int64_t n = 1; n <= 3; ++n) run_batch(s, g, n);
+  run_batch(s, g, 1);
+  of_graph_memory_stats_t st = stats_of(g);
+  assert_int_equal(st.specialization_count, 3);
+  assert_int_equal(st.compile_count, 3);
+  run_batch(s, g, 4);
+  st = stats_of(g);
+  assert_int_equal(st.specialization_count, 3);
+  assert_int_equal(st.compile_count, 4);
+  /* 1, 3 and 4 are cached (no compile); 2 was evicted (compiled again, evicting 3). */
+  run_batch(s, g, 1);
+  run_batch(s, g, 4);
+  assert_int_equal(stats_of(g).compile_count, 4);
+  run_batch(s, g, 2);
+  assert_int_equal(stats_of(g).compile_count, 5);
+  run_batch(s, g, 3);
+  assert_int_equal(stats_of(g).compile_count, 6);
+  /* The dump lists the cached plans only. */
+  char* text = dump_of(g);
+  assert_int_equal(count_occurrences(text, "x: (1, 64)"), 0);
+  assert_int_equal(count_occurrences(text, "x: (2, 64)"), 1);
+  assert_int_equal(count_occurrences(text, "x: (3, 64)"), 1);
+  assert_int_equal(count_occurrences(text, "x: (4, 64)"), 1);
+  free(text);
+  /* The cached arenas: three plans of 3 intermediates (n, 64) floats each, planned into 2 buffers
+   * at most. */
+  st = stats_of(g);
+  assert_true(st.cached_plan_bytes > 0);
+  assert_true(st.cached_plan_bytes <= (2 + 3 + 4) * 64 * 4 * 3);
+  of_graph_destroy(g);
+
+  /* plan_cache_size must be at least 1. */
+  of_graph_options_t o;
+  of_graph_options_init(&o);
+  o.plan_cache_size = 0;
+  of_graph_t* bad = GRAPH_SENTINEL;
+  ASSERT_STATUS(of_graph_create(s, "bad", &o, &bad), OF_STATUS_INVALID_ARGUMENT, "of_graph_create",
+                "plan_cache_size");
+  assert_ptr_equal(bad, GRAPH_SENTINEL);
+}
+
+/* Many distinct batch sizes through one graph: the cache stays at its bound and so does memory.
+ * Without eviction the 600 plans below would hold about 140 MB of arenas. */
+static void test_plan_cache_memory_stays_flat(void** state) {
+  of_session_t* s = *state;
+  of_graph_t* g = batch_graph(s, 8);
+  size_t max_cached = 0;
+  for (int64_t n = 1; n <= 100; ++n) run_batch(s, g, 300 + n);
+  const size_t warm = resident_bytes();
+  for (int64_t n = 101; n <= 600; ++n) {
+    run_batch(s, g, 300 + n);
+    const of_graph_memory_stats_t st = stats_of(g);
+    assert_true(st.specialization_count <= 8);
+    if (st.cached_plan_bytes > max_cached) max_cached = (size_t)st.cached_plan_bytes;
+  }
+  const size_t after = resident_bytes();
+  if (warm > 0 && after > warm) {
+    const size_t growth = after - warm;
+    if (growth > 16u << 20) {
+      print_error("resident memory grew by %zu bytes over 500 shapes\n", growth);
+      fail();
+    }
+  }
+  const of_graph_memory_stats_t st = stats_of(g);
+  assert_int_equal(st.compile_count, 600);
+  assert_int_equal(st.specialization_count, 8);
+  assert_true(max_cached <= 8 * (size_t)900 * 64 * 4 * 3);
   of_graph_destroy(g);
 }
 
@@ -1004,7 +1134,7 @@ static void test_optimizer_without_gradients(void** state) {
   of_tensor_release(r);
   EXPECT_TENSOR(w, F64, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6), 0);
   of_graph_destroy(g);
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   of_tensor_t* tensors[] = {w, x, y, loss, xv};
   for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
 }
@@ -1132,7 +1262,7 @@ static void test_training_graph_equals_eager(void** state) {
   for (int i = 0; i < kSteps; ++i) {
     if (i == 3) ASSERT_OK(of_optimizer_set_lr(lazy_opt, 0.05));
     if (i == 4) {
-      of_optimizer_free(lazy_opt); /* the graph keeps it alive */
+      of_optimizer_destroy(lazy_opt); /* the graph keeps it alive */
       lazy_opt = NULL;
     }
     of_tensor_t* xv = train_input(s, i);
@@ -1163,7 +1293,7 @@ static void test_training_graph_equals_eager(void** state) {
   assert_true(moved > 1e-3);
 
   of_graph_destroy(g);
-  of_optimizer_free(eager_opt);
+  of_optimizer_destroy(eager_opt);
   of_tensor_t* tensors[] = {we, be, wl, bl, x, y, logits, loss};
   for (size_t k = 0; k < OF_ARRAY_SIZE(tensors); ++k) of_tensor_release(tensors[k]);
 }
@@ -1185,6 +1315,8 @@ int main(void) {
       WITH_SESSION(test_dump_buffer),
       WITH_SESSION(test_free_tensor_queries),
       WITH_SESSION(test_options_and_memory_stats),
+      WITH_SESSION(test_plan_cache_evicts_least_recently_used),
+      WITH_SESSION(test_plan_cache_memory_stays_flat),
       WITH_SESSION(test_optimizer_without_gradients),
       WITH_SESSION(test_training_graph_equals_eager),
   };

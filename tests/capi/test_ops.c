@@ -725,8 +725,8 @@ static void test_common_errors(void** state) {
   OP_FAILS(of_add(s, a, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_add", "b");
   OP_FAILS(of_relu(s, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_relu", "x");
   OP_FAILS(of_add_scalar(NULL, a, 1, &r), OF_STATUS_INVALID_ARGUMENT, "of_add_scalar", "session");
-  ASSERT_STATUS(of_add(s, a, a, NULL), OF_STATUS_INVALID_ARGUMENT, "of_add", "out");
-  ASSERT_STATUS(of_sum(s, a, NULL, 0, 0, NULL), OF_STATUS_INVALID_ARGUMENT, "of_sum", "out");
+  ASSERT_STATUS(of_add(s, a, a, NULL), OF_STATUS_INVALID_ARGUMENT, "of_add", "out_tensor");
+  ASSERT_STATUS(of_sum(s, a, NULL, 0, 0, NULL), OF_STATUS_INVALID_ARGUMENT, "of_sum", "out_tensor");
   /* Shapes that do not broadcast: the message names both. */
   OP_FAILS(of_add(s, a, b, &r), OF_STATUS_INVALID_ARGUMENT, "of_add", "(2, 3)", "(4, 3)");
   OP_FAILS(of_mul(s, b, a, &r), OF_STATUS_INVALID_ARGUMENT, "of_mul", "(4, 3)", "(2, 3)");

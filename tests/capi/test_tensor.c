@@ -342,11 +342,11 @@ static void test_huge_shapes_fail_cleanly(void** state) {
       if (code != OF_STATUS_RESOURCE_EXHAUSTED && code != OF_STATUS_INVALID_ARGUMENT &&
           code != OF_STATUS_OUT_OF_RANGE) {
         print_error("%s: unexpected %s: %s\n", list[i]->name, of_status_code_name(code), of_status_message(st));
-        of_status_free(st);
+        of_status_destroy(st);
         fail();
       }
       assert_non_null(strstr(of_status_message(st), list[i]->name));
-      of_status_free(st);
+      of_status_destroy(st);
       assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
     }
   }
@@ -358,7 +358,7 @@ static void test_huge_shapes_fail_cleanly(void** state) {
   assert_non_null(st);
   assert_true(of_status_code(st) == OF_STATUS_INVALID_ARGUMENT || of_status_code(st) == OF_STATUS_RESOURCE_EXHAUSTED);
   assert_non_null(strstr(of_status_message(st), "of_tensor_arange"));
-  of_status_free(st);
+  of_status_destroy(st);
   assert_ptr_equal(a, SENTINEL_PTR(of_tensor_t*));
   /* Out of memory specifically. */
   of_tensor_t* t = SENTINEL_PTR(of_tensor_t*);

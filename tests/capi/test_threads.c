@@ -30,7 +30,7 @@ static void record_failure(worker* w, const char* what, of_status_t* status) {
     snprintf(w->first_failure, sizeof w->first_failure, "thread %d: %s: %s", w->index, what,
              status ? of_status_message(status) : "");
   }
-  of_status_free(status);
+  of_status_destroy(status);
 }
 
 #define W_OK(w, expr)                                    \
@@ -118,7 +118,7 @@ static void* tensor_worker(void* arg) {
       char expected[32];
       snprintf(expected, sizeof expected, "%d", 100 + w->index);
       W_CHECK(w, st != NULL && strstr(of_status_message(st), expected) != NULL);
-      of_status_free(st);
+      of_status_destroy(st);
     }
     int64_t sym = 0;
     W_OK(w, of_session_dim_symbol(w->session, "N", &sym));

@@ -322,7 +322,7 @@ static void test_sgd_steps_by_hand(void** state) {
   ASSERT_OK(of_optimizer_step(s, opt)); /* lr 0: the buffer moves, p does not */
   assert_values_near(p, want2, 2, 1e-12);
 
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   of_tensor_release(p);
 }
 
@@ -344,7 +344,7 @@ static void test_adam_and_adamw_by_hand(void** state) {
     ASSERT_OK(of_optimizer_step(s, opt));
     const double want = decoupled ? 1.8 : 1.9;
     assert_values_near(p, &want, 1, 1e-12);
-    of_optimizer_free(opt);
+    of_optimizer_destroy(opt);
     of_tensor_release(p);
   }
   /* NULL options: PyTorch's defaults (lr 0.001); the first step moves p by lr * sign(g). */
@@ -356,7 +356,7 @@ static void test_adam_and_adamw_by_hand(void** state) {
   ASSERT_OK(of_optimizer_step(s, opt));
   const double want = 0.001;
   assert_values_near(p, &want, 1, 1e-9);
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   of_tensor_release(p);
 }
 
@@ -383,9 +383,9 @@ static void test_optimizer_holds_its_parameters(void** state) {
   assert_int_equal(g_deleted, 0);
   ASSERT_OK(of_optimizer_step(s, opt));
   ASSERT_OK(of_optimizer_zero_grad(opt));
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   assert_int_equal(g_deleted, 1);
-  of_optimizer_free(NULL);
+  of_optimizer_destroy(NULL);
 }
 
 static void test_optimizer_errors(void** state) {
@@ -450,7 +450,7 @@ static void test_optimizer_errors(void** state) {
   assert_true(lr == -7);
   ASSERT_OK(of_optimizer_lr(opt, &lr));
   assert_true(lr == 0.001);
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
 
   of_tensor_release(halfs);
   of_tensor_release(ints);
@@ -493,7 +493,7 @@ static void test_training_loop_through_autograd(void** state) {
   assert_true(last < 1e-8);
   const double want[3] = {2.0, -0.5, -0.5};
   assert_values_near(w, want, 3, 1e-4);
-  of_optimizer_free(opt);
+  of_optimizer_destroy(opt);
   of_tensor_release(w);
   of_tensor_release(y);
   of_tensor_release(x);
@@ -522,7 +522,7 @@ static void test_safetensors_round_trip(void** state) {
 
   of_tensor_list_t* list = SENTINEL_PTR(of_tensor_list_t*);
   ASSERT_OK(of_safetensors_load(s, path, &list));
-  assert_int_equal(of_tensor_list_size(list), 3);
+  assert_int_equal(of_tensor_list_count(list), 3);
   for (size_t i = 0; i < 3; ++i) {
     const char* name = NULL;
     ASSERT_OK(of_tensor_list_name(list, i, &name));
@@ -539,7 +539,7 @@ static void test_safetensors_round_trip(void** state) {
   /* A tensor taken from the list outlives it. */
   of_tensor_t* kept = NULL;
   ASSERT_OK(of_tensor_list_get(list, 0, &kept));
-  of_tensor_list_free(list);
+  of_tensor_list_destroy(list);
   of_test_assert_same_bytes(kept, w);
   of_tensor_release(kept);
 
@@ -641,9 +641,9 @@ static void test_safetensors_errors(void** state) {
   ASSERT_STATUS(of_tensor_list_name(list, 0, NULL), OF_STATUS_INVALID_ARGUMENT, "out_name");
   assert_ptr_equal(name, SENTINEL_PTR(const char*));
   assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
-  assert_int_equal(of_tensor_list_size(NULL), 0);
-  of_tensor_list_free(list);
-  of_tensor_list_free(NULL);
+  assert_int_equal(of_tensor_list_count(NULL), 0);
+  of_tensor_list_destroy(list);
+  of_tensor_list_destroy(NULL);
 
   of_tensor_release(w2);
   of_tensor_release(f32);

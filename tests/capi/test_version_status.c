@@ -57,7 +57,7 @@ static void test_status_null_is_ok(void** state) {
   const char* m = of_status_message(NULL);
   assert_non_null(m);
   assert_string_equal(m, "");
-  of_status_free(NULL); /* fine */
+  of_status_destroy(NULL); /* fine */
 }
 
 static void test_status_code_values(void** state) {
@@ -115,7 +115,7 @@ static void test_status_from_a_failed_call(void** state) {
   assert_non_null(strstr(m, "0"));
   /* Borrowed: stable while the status lives. */
   assert_ptr_equal(of_status_message(s), m);
-  of_status_free(s);
+  of_status_destroy(s);
 }
 
 static void test_statuses_are_independent(void** state) {
@@ -138,10 +138,10 @@ static void test_statuses_are_independent(void** state) {
   assert_non_null(strstr(of_status_message(s2), "no-such-dtype"));
   assert_true(of_test_contains_word(of_status_message(s3), "session"));
   /* Freed in a different order from creation. */
-  of_status_free(s2);
+  of_status_destroy(s2);
   assert_non_null(strstr(of_status_message(s1), "of_dtype_from_code"));
-  of_status_free(s3);
-  of_status_free(s1);
+  of_status_destroy(s3);
+  of_status_destroy(s1);
   assert_int_equal(dim, 0);
   assert_null(d);
 }
@@ -167,7 +167,7 @@ static void test_status_long_message(void** state) {
   assert_int_equal(of_status_code(s), OF_STATUS_NOT_FOUND);
   assert_non_null(strstr(of_status_message(s), name));
   assert_true(strlen(of_status_message(s)) > 5000);
-  of_status_free(s);
+  of_status_destroy(s);
 }
 
 int main(void) {

@@ -84,7 +84,7 @@ int main(void) {
   if (st != NULL) {
     const int unavailable = of_status_code(st) == OF_STATUS_UNAVAILABLE;
     printf("SKIPPED: %s\n", of_status_message(st));
-    of_status_free(st);
+    of_status_destroy(st);
     return unavailable ? SKIP_RETURN_CODE : 1;
   }
   const struct CMUnitTest tests[] = {

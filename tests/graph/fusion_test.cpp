@@ -140,7 +140,8 @@ double Rtol(Symbol<DType> dtype) { return dtype == DType::Float64() ? 1e-12 : 1e
 
 void RunConvBnCase(const ConvBnCase& c) {
   SCOPED_TRACE(Name(c));
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ConvBnModel m = MakeConvBn(c);
   auto build = [&](Graph& g) {
@@ -149,11 +150,11 @@ void RunConvBnCase(const ConvBnCase& c) {
     g.AddOutput(ConvBnAct(m, x, c.relu));
     g.EndBuild();
   };
-  Graph fused(session, "conv_bn", GraphOptions{});
+  Graph fused(session_owner, "conv_bn", GraphOptions{});
   build(fused);
   GraphOptions no_fuse;
   no_fuse.fuse = false;
-  Graph plain(session, "conv_bn_unfused", no_fuse);
+  Graph plain(session_owner, "conv_bn_unfused", no_fuse);
   build(plain);
 
   const TensorPtr x = RandomTensor(c.dtype, Shape{kN, kCin, kH, kW});
@@ -199,7 +200,7 @@ void RunConvBnCase(const ConvBnCase& c) {
   ExpectClose(ToDoubles(y2), expect2, rtol, "fused after the stats changed vs reference");
   ExpectClose(ToDoubles(y2), ToDoubles(ConvBnAct(m, x, c.relu)), rtol, "fused after the stats changed vs eager");
   ExpectClose(ToDoubles(y2), ToDoubles(plain.Run({x})[0]), rtol, "fused after the stats changed vs fuse=false");
-  EXPECT_EQ(fused.memory_stats().num_specializations, 1u);  // the same compiled plan
+  EXPECT_EQ(fused.memory_stats().specialization_count, 1u);  // the same compiled plan
 }
 
 TEST(Fusion, ConvBnReluFloat64) {
@@ -218,11 +219,12 @@ TEST(Fusion, ConvBnReluFloat32) {
 
 // The conv output (or the batch norm's) is also a graph output: nothing folds through it.
 TEST(Fusion, ConvBnNotFusedWhenTheConvOutputIsAGraphOutput) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ConvBnCase c{DType::Float64(), true, true, true};
   const ConvBnModel m = MakeConvBn(c);
-  Graph g(session, "conv_out", GraphOptions{});
+  Graph g(session_owner, "conv_out", GraphOptions{});
   g.BeginBuild();
   TensorPtr x = g.AddInput("x", c.dtype, Shape{kN, kCin, kH, kW});
   TensorPtr conv = ops::Conv2d(x, m.weight, m.bias, kConvOptions);
@@ -243,10 +245,11 @@ TEST(Fusion, ConvBnNotFusedWhenTheConvOutputIsAGraphOutput) {
 
 // A batch norm in training mode (batch statistics) is not folded.
 TEST(Fusion, TrainingBatchNormIsNotFolded) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ConvBnModel m = MakeConvBn({DType::Float64(), false, true, true});
-  Graph g(session, "conv_bn_train", GraphOptions{});
+  Graph g(session_owner, "conv_bn_train", GraphOptions{});
   g.BeginBuild();
   TensorPtr x = g.AddInput("x", DType::Float64(), Shape{kN, kCin, kH, kW});
   g.AddOutput(ops::Relu(ops::BatchNorm(ops::Conv2d(x, m.weight, nullptr, kConvOptions), m.gamma, m.beta, m.mean, m.var,
@@ -264,12 +267,13 @@ TEST(Fusion, TrainingBatchNormIsNotFolded) {
 TEST(Fusion, ElementwiseChainIsOneStep) {
   for (Symbol<DType> dtype : {DType::Float64(), DType::Float32()}) {
     SCOPED_TRACE(dtype->name());
-    Session session(SessionOptions{});
+    const auto session_owner = std::make_shared<Session>(SessionOptions{});
+    Session& session = *session_owner;
     SessionScope scope(session);
     const Shape shape{4, 6};
     const TensorPtr w = RandomTensor(dtype, shape);
     auto f = [&](const TensorPtr& x, const TensorPtr& b) { return ops::SubScalar(ops::Relu(ops::Add(ops::Mul(x, w), b)), 0.5); };
-    Graph g(session, "chain", GraphOptions{});
+    Graph g(session_owner, "chain", GraphOptions{});
     g.BeginBuild();
     TensorPtr x = g.AddInput("x", dtype, Shape{Dim::Unknown(), 6});
     TensorPtr b = g.AddInput("b", dtype, Shape{Dim::Unknown(), 6});
@@ -295,13 +299,14 @@ TEST(Fusion, ElementwiseChainIsOneStep) {
 TEST(Fusion, TranscendentalMixIsOneStep) {
   for (Symbol<DType> dtype : {DType::Float64(), DType::Float32()}) {
     SCOPED_TRACE(dtype->name());
-    Session session(SessionOptions{});
+    const auto session_owner = std::make_shared<Session>(SessionOptions{});
+    Session& session = *session_owner;
     SessionScope scope(session);
     auto f = [](const TensorPtr& x, const TensorPtr& w) {
       TensorPtr a = ops::Tanh(ops::Mul(ops::Sigmoid(x), ops::Exp(ops::Neg(ops::Abs(w)))));
       return ops::Add(a, ops::MulScalar(x, 0.25));
     };
-    Graph g(session, "mix", GraphOptions{});
+    Graph g(session_owner, "mix", GraphOptions{});
     g.BeginBuild();
     TensorPtr x = g.AddInput("x", dtype, Shape{3, 5, 7});
     TensorPtr w = g.AddInput("w", dtype, Shape{3, 5, 7});
@@ -329,10 +334,11 @@ TEST(Fusion, TranscendentalMixIsOneStep) {
 
 // t = x * w is also a graph output: the chain is cut there (t is computed by its own step and stored).
 TEST(Fusion, NotFusedThroughAGraphOutput) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const Symbol<DType> dtype = DType::Float64();
-  Graph g(session, "cut_output", GraphOptions{});
+  Graph g(session_owner, "cut_output", GraphOptions{});
   g.BeginBuild();
   TensorPtr x = g.AddInput("x", dtype, Shape{8});
   TensorPtr w = g.AddInput("w", dtype, Shape{8});
@@ -360,7 +366,8 @@ TEST(Fusion, NotFusedThroughAGraphOutput) {
 TEST(Fusion, NotFusedThroughAValueReadTwice) {
   for (Symbol<DType> dtype : {DType::Float64(), DType::Float32()}) {
     SCOPED_TRACE(dtype->name());
-    Session session(SessionOptions{});
+    const auto session_owner = std::make_shared<Session>(SessionOptions{});
+    Session& session = *session_owner;
     SessionScope scope(session);
     auto f = [](const TensorPtr& x, const TensorPtr& w, const TensorPtr& b) {
       TensorPtr t = ops::Add(ops::Mul(x, w), b);
@@ -368,7 +375,7 @@ TEST(Fusion, NotFusedThroughAValueReadTwice) {
       TensorPtr h = ops::Tanh(t);
       return std::make_pair(t, ops::Sub(r, h));
     };
-    Graph g(session, "cut_twice", GraphOptions{});
+    Graph g(session_owner, "cut_twice", GraphOptions{});
     g.BeginBuild();
     TensorPtr x = g.AddInput("x", dtype, Shape{2, 9});
     TensorPtr w = g.AddInput("w", dtype, Shape{2, 9});
@@ -394,10 +401,11 @@ TEST(Fusion, NotFusedThroughAValueReadTwice) {
 // ---- dead-code elimination --------------------------------------------------------------------------
 
 TEST(Fusion, UnusedBranchIsEliminated) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const TensorPtr w = RandomTensor(DType::Float32(), Shape{4, 4});
-  Graph g(session, "dce", GraphOptions{});
+  Graph g(session_owner, "dce", GraphOptions{});
   g.BeginBuild();
   TensorPtr x = g.AddInput("x", DType::Float32(), Shape{Dim::Unknown(), 4});
   TensorPtr y = ops::Relu(x);
@@ -417,14 +425,15 @@ TEST(Fusion, UnusedBranchIsEliminated) {
   const std::vector<std::string> steps = StepLines(dump);
   ASSERT_EQ(steps.size(), 1u) << dump;
   EXPECT_EQ(StepOp(steps[0]), "relu") << steps[0];
-  EXPECT_EQ(g.memory_stats().num_nodes, 1u);
+  EXPECT_EQ(g.memory_stats().node_count, 1u);
 }
 
 // An unused branch ending in a batch norm: in inference mode it writes nothing (only reads the running
 // stats), so it is dead code like any other; in training mode it updates the running stats, a side
 // effect that keeps it (as in eager mode, where the forward updates them).
 TEST(Fusion, UnusedBatchNormBranchIsEliminatedUnlessItUpdatesStats) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const Shape shape{2, 4, 3, 3};
   const TensorPtr mean = RandomTensor(DType::Float32(), Shape{4}, -0.5, 0.5);
@@ -432,7 +441,7 @@ TEST(Fusion, UnusedBatchNormBranchIsEliminatedUnlessItUpdatesStats) {
   for (bool training : {true, false}) {  // training first: an ASSERT in the other case ends the test
     SCOPED_TRACE(training ? "training" : "inference");
     const std::vector<double> mean0 = ToDoubles(mean);  // the training case changes it
-    Graph g(session, "dce_bn", GraphOptions{});
+    Graph g(session_owner, "dce_bn", GraphOptions{});
     g.BeginBuild();
     TensorPtr x = g.AddInput("x", DType::Float32(), shape);
     (void)ops::BatchNorm(ops::Exp(x), nullptr, nullptr, mean, var, ops::BatchNormOptions{.training = training});

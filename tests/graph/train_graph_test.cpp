@@ -182,7 +182,7 @@ struct LazyRun {
 };
 
 // One graph (batch size unknown), run once per batch.
-LazyRun TrainLazy(Session& session, const ResNet& m, const std::vector<Batch>& batches, const MakeOptimizer& make,
+LazyRun TrainLazy(const std::shared_ptr<Session>& session, const ResNet& m, const std::vector<Batch>& batches, const MakeOptimizer& make,
                   const LrSchedule& lr, const GraphOptions& options = GraphOptions{}) {
   LazyRun run;
   run.opt = make(m.Params());
@@ -268,7 +268,8 @@ MakeOptimizer AdamOpt() {
 
 void RunTrainCase(const TrainCase& c) {
   SCOPED_TRACE(c.name);
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ResNet init = MakeResNet(c.dtype);
   const std::vector<Batch> batches = MakeBatches(c.dtype, c.batch_sizes);
@@ -278,7 +279,7 @@ void RunTrainCase(const TrainCase& c) {
   std::shared_ptr<Optimizer> eager_opt;
   const std::vector<double> eager_losses = TrainEager(eager, batches, c.make, c.lr, &eager_opt);
   const ResNet lazy = CopyResNet(init);
-  const LazyRun run = TrainLazy(session, lazy, batches, c.make, c.lr);
+  const LazyRun run = TrainLazy(session_owner, lazy, batches, c.make, c.lr);
 
   const double loss_err = ExpectClose(run.losses, eager_losses, rtol, "loss");
   // Training did something: the parameters moved and the loss is not constant.
@@ -309,7 +310,7 @@ void RunTrainCase(const TrainCase& c) {
         c.batch_sizes.begin() + static_cast<std::ptrdiff_t>(i))
       ++distinct;
   }
-  EXPECT_EQ(run.stats.num_specializations, distinct);
+  EXPECT_EQ(run.stats.specialization_count, distinct);
   std::printf("[ %s ] losses", c.name);
   for (double l : run.losses) std::printf(" %.6f", l);
   std::printf("; worst relative difference lazy vs eager: loss %.2e, model %.2e\n", loss_err, model_err);
@@ -344,14 +345,15 @@ TEST(TrainGraph, LearningRateChangesAreFollowed) {
 
 // The lr really matters: the same schedule left unapplied on the graph side gives other weights.
 TEST(TrainGraph, LearningRateChangeIsNotANoOp) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ResNet init = MakeResNet(DType::Float64());
   const std::vector<Batch> batches = MakeBatches(DType::Float64(), {4, 4, 4});
   const ResNet eager = CopyResNet(init);
   TrainEager(eager, batches, Sgd(false), [](int step) { return step == 1 ? 0.3 : NAN; });
   const ResNet lazy = CopyResNet(init);
-  TrainLazy(session, lazy, batches, Sgd(false), NoChange);
+  TrainLazy(session_owner, lazy, batches, Sgd(false), NoChange);
   EXPECT_NE(ToDoubles(lazy.fc_w), ToDoubles(eager.fc_w));
 }
 
@@ -368,7 +370,7 @@ struct OptionsRun {
   LazyRun run;
 };
 
-OptionsRun TrainWithOptions(Session& session, const ResNet& init, const std::vector<Batch>& batches,
+OptionsRun TrainWithOptions(const std::shared_ptr<Session>& session, const ResNet& init, const std::vector<Batch>& batches,
                             const GraphOptions& options) {
   OptionsRun r{CopyResNet(init), {}};
   r.run = TrainLazy(session, r.model, batches, Sgd(true), NoChange, options);
@@ -385,44 +387,45 @@ void ExpectBitwiseSame(const OptionsRun& a, const OptionsRun& b, const std::stri
 }
 
 TEST(TrainGraph, MemoryPlanOfTheTrainingGraph) {
-  Session session(SessionOptions{});
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
   SessionScope scope(session);
   const ResNet init = MakeResNet(DType::Float32());
   const std::vector<Batch> batches = MakeBatches(DType::Float32(), {8, 8, 8});
-  const OptionsRun base = TrainWithOptions(session, init, batches, GraphOptions{});
+  const OptionsRun base = TrainWithOptions(session_owner, init, batches, GraphOptions{});
   const MemoryStats& s = base.run.stats;
   const double ratio = static_cast<double>(s.planned_peak_bytes) / static_cast<double>(s.intermediate_bytes);
   std::printf("[ resnet train graph ] planned peak %zu bytes, intermediates %zu bytes (ratio %.3f), %zu buffers, "
               "%zu in place, %zu steps\n",
-              s.planned_peak_bytes, s.intermediate_bytes, ratio, s.num_buffers, s.num_inplace, s.num_nodes);
+              s.planned_peak_bytes, s.intermediate_bytes, ratio, s.buffer_count, s.inplace_count, s.node_count);
   EXPECT_GT(s.intermediate_bytes, 0u);
   EXPECT_LT(ratio, 0.5) << base.run.dump;
-  EXPECT_GT(s.num_inplace, 0u) << base.run.dump;
-  EXPECT_EQ(s.num_specializations, 1u);
+  EXPECT_GT(s.inplace_count, 0u) << base.run.dump;
+  EXPECT_EQ(s.specialization_count, 1u);
 
   GraphOptions no_plan;
   no_plan.plan_memory = false;
-  const OptionsRun unplanned = TrainWithOptions(session, init, batches, no_plan);
+  const OptionsRun unplanned = TrainWithOptions(session_owner, init, batches, no_plan);
   EXPECT_EQ(unplanned.run.stats.planned_peak_bytes, unplanned.run.stats.intermediate_bytes);
-  EXPECT_EQ(unplanned.run.stats.num_inplace, 0u);  // in place needs a plan
-  EXPECT_EQ(unplanned.run.stats.num_nodes, s.num_nodes);
+  EXPECT_EQ(unplanned.run.stats.inplace_count, 0u);  // in place needs a plan
+  EXPECT_EQ(unplanned.run.stats.node_count, s.node_count);
   ExpectBitwiseSame(unplanned, base, "plan_memory=false");
 
   GraphOptions no_inplace;
   no_inplace.inplace = false;
-  const OptionsRun copying = TrainWithOptions(session, init, batches, no_inplace);
-  EXPECT_EQ(copying.run.stats.num_inplace, 0u);
+  const OptionsRun copying = TrainWithOptions(session_owner, init, batches, no_inplace);
+  EXPECT_EQ(copying.run.stats.inplace_count, 0u);
   EXPECT_LT(copying.run.stats.planned_peak_bytes, copying.run.stats.intermediate_bytes);
   ExpectBitwiseSame(copying, base, "inplace=false");
 
   GraphOptions no_fuse;
   no_fuse.fuse = false;
-  const OptionsRun unfused = TrainWithOptions(session, init, batches, no_fuse);
+  const OptionsRun unfused = TrainWithOptions(session_owner, init, batches, no_fuse);
   EXPECT_EQ(unfused.run.dump.find("fused_"), std::string::npos) << unfused.run.dump;
-  EXPECT_GE(unfused.run.stats.num_nodes, s.num_nodes);
+  EXPECT_GE(unfused.run.stats.node_count, s.node_count);
   ExpectBitwiseSame(unfused, base, "fuse=false");
-  std::printf("[ resnet train graph ] steps: %zu fused, %zu unfused; peak without in place %zu bytes\n", s.num_nodes,
-              unfused.run.stats.num_nodes, copying.run.stats.planned_peak_bytes);
+  std::printf("[ resnet train graph ] steps: %zu fused, %zu unfused; peak without in place %zu bytes\n", s.node_count,
+              unfused.run.stats.node_count, copying.run.stats.planned_peak_bytes);
 }
 
 }  // namespace

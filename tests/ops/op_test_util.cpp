@@ -96,7 +96,9 @@ TensorPtr NonContiguous(const TensorPtr& t) {
   strides.back() = 2;
   TensorPtr view = Tensor::MakeView(*base, t->shape(), strides, 1);
   CopyStrided(*t, *view, nullptr);
-  if (t->numel() > 1) EXPECT_FALSE(view->is_contiguous() && t->shape()[t->ndim() - 1].value() > 1);
+  if (t->numel() > 1) {
+    EXPECT_FALSE(view->is_contiguous() && t->shape()[t->ndim() - 1].value() > 1);
+  }
   return view;
 }
 

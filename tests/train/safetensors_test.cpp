@@ -115,7 +115,9 @@ TEST_F(SafetensorsTest, RoundTripOfEveryDtypeKeepsOrderNamesAndMetadata) {
     EXPECT_EQ(loaded[i].second->dtype(), tensors[i].second->dtype());
     EXPECT_EQ(loaded[i].second->shape(), tensors[i].second->shape());
     EXPECT_TRUE(loaded[i].second->is_contiguous());
-    if (tensors[i].first != "transposed") EXPECT_EQ(Bytes(loaded[i].second), Bytes(tensors[i].second));
+    if (tensors[i].first != "transposed") {
+      EXPECT_EQ(Bytes(loaded[i].second), Bytes(tensors[i].second));
+    }
   }
   // transposed[i][j] = base[j][i]
   const float* b = base->data<float>();
@@ -319,7 +321,9 @@ TEST_F(SafetensorsTest, HeaderErrors) {
     words.push_back(path);  // every message names the file
     ExpectError([&] { safetensors::Load(path); }, c.code, words);
     // LoadInto reads the same header (the bad BOOL byte is found only when that tensor is read).
-    if (c.header.find("BOOL") == std::string::npos) EXPECT_THROW(safetensors::LoadInto(path, {}, false), Error);
+    if (c.header.find("BOOL") == std::string::npos) {
+      EXPECT_THROW(safetensors::LoadInto(path, {}, false), Error);
+    }
   }
 }
 

@@ -7,7 +7,7 @@
  * Conventions (they hold for every function below unless its comment says otherwise):
  *
  *  Errors    Every fallible function returns `of_status_t*`: NULL on success, otherwise a status the
- *            caller owns and frees with of_status_free(). Its code is one of OF_STATUS_* and its
+ *            caller owns and frees with of_status_destroy(). Its code is one of OF_STATUS_* and its
  *            message (UTF-8) names the argument and the problem. A failed call has no effect: it
  *            leaves its out_* parameters untouched, changes no state (a session's random generator
  *            included) and leaks nothing. No function aborts the process on bad input,
@@ -39,6 +39,8 @@
 #else
 #define OF_API __declspec(dllimport)
 #endif
+#elif defined(SWIG)
+#define OF_API /* SWIG cannot parse the attribute; it only needs the declarations */
 #else
 #define OF_API __attribute__((visibility("default")))
 #endif
@@ -51,11 +53,11 @@ extern "C" {
 
 /* The version of this header. Compare with of_version() to detect a header/library mismatch. */
 #define OF_VERSION_MAJOR 0
-#define OF_VERSION_MINOR 1
+#define OF_VERSION_MINOR 2
 #define OF_VERSION_PATCH 0
 /* Raised whenever the ABI changes incompatibly; a library only serves callers built against the
  * same OF_ABI_VERSION. */
-#define OF_ABI_VERSION 1
+#define OF_ABI_VERSION 2
 
 /* The library's version. Each out pointer may be NULL (that part is not written). Thread-safe. */
 OF_API void of_version(int32_t* out_major, int32_t* out_minor, int32_t* out_patch);
@@ -70,7 +72,7 @@ typedef struct of_status_t of_status_t;
 
 /* Status codes: the canonical codes shared by TensorFlow, PJRT and absl. Append only. */
 typedef int32_t of_status_code_t;
-enum of_status_code {
+enum of_status_codes {
   OF_STATUS_OK = 0,
   OF_STATUS_CANCELLED = 1,
   OF_STATUS_UNKNOWN = 2,
@@ -98,14 +100,14 @@ OF_API const char* of_status_message(const of_status_t* status);
  * know. */
 OF_API const char* of_status_code_name(of_status_code_t code);
 /* Frees a status. NULL is fine. */
-OF_API void of_status_free(of_status_t* status);
+OF_API void of_status_destroy(of_status_t* status);
 
 /*===--- dtypes -----------------------------------------------------------------------------===*/
 
 typedef struct of_dtype_t of_dtype_t;
 
 /* Stable dtype codes (of_dtype_code, of_dtype_from_code). Append only; 0 is never a dtype. */
-enum of_dtype_code {
+enum of_dtype_codes {
   OF_DTYPE_INVALID = 0,
   OF_DTYPE_BOOL = 1,
   OF_DTYPE_INT8 = 2,
@@ -173,7 +175,7 @@ OF_API of_status_t* of_dim_symbol_name(int64_t dim, const char** out_name, size_
 /*===--- devices ----------------------------------------------------------------------------===*/
 
 /* Device types; the values are DLPack's DLDeviceType. Append only. */
-enum of_device_type {
+enum of_device_types {
   OF_DEVICE_CPU = 1,
   OF_DEVICE_CUDA = 2
 };
@@ -199,11 +201,14 @@ typedef struct of_session_options_t {
 OF_API void of_session_options_init(of_session_options_t* options);
 
 /* Creates a session. `options` may be NULL for the defaults; otherwise its struct_size must be set
- * (of_session_options_init). UNAVAILABLE if the default device cannot be used. The caller owns the
- * session and destroys it with of_session_destroy. Thread-safe. */
+ * (of_session_options_init). UNAVAILABLE if the default device cannot be used; RESOURCE_EXHAUSTED if
+ * the system refuses to start the threads (none is left running). The caller owns the session and
+ * destroys it with of_session_destroy. Thread-safe. */
 OF_API of_status_t* of_session_create(const of_session_options_t* options, of_session_t** out_session);
-/* Destroys a session. Tensors made in it stay valid (they do not depend on the session). NULL is
- * fine. Must not race with other calls on the same session. */
+/* Destroys the session handle. Handles may be destroyed and released in any order: tensors made in
+ * the session stay valid (they do not depend on it), and so do its graphs, which keep the session's
+ * state (thread pool, generator, the store of their variables) alive and keep working until the last
+ * of them is destroyed. NULL is fine. Must not race with other calls that pass this handle. */
 OF_API void of_session_destroy(of_session_t* session);
 /* Restarts the session's random generator from `seed`: the random tensors that follow repeat. */
 OF_API of_status_t* of_session_manual_seed(of_session_t* session, uint64_t seed);
@@ -301,10 +306,10 @@ OF_API of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, int32_t* out_is
 /* The device holding the tensor: *out_device_type is OF_DEVICE_*. */
 OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_type,
                                      int32_t* out_device_index);
-/* Copies the elements, row-major, into host memory `dst` of `nbytes` bytes, which must equal
+/* Copies the elements, row-major, into host memory `out_data` of `nbytes` bytes, which must equal
  * of_tensor_nbytes (INVALID_ARGUMENT otherwise, naming both sizes). FAILED_PRECONDITION for a lazy
  * tensor, which has no data. */
-OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst, size_t nbytes);
+OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_data, size_t nbytes);
 
 /*===--- ops ------------------------------------------------------------------------------===*/
 
@@ -314,7 +319,7 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst,
  *            random ops (dropout) draw from its generator. The result does not depend on the session
  *            afterwards. Ops may be called from several threads at once, on one session or several.
  *  Tensors   Input tensors are borrowed and never modified (batch_norm's running statistics in
- *            training are the one exception, and say so); they must all be on one device. *out is a
+ *            training are the one exception, and say so); they must all be on one device. *out_tensor is a
  *            new reference, released with of_tensor_release. View ops (reshape when the strides
  *            allow, view, flatten, squeeze, unsqueeze, transpose, permute, narrow, expand; contiguous
  *            of a contiguous tensor) return tensors that share the input's memory.
@@ -333,98 +338,98 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* dst,
  *            op records how to compute gradients: its result requires grad and is not a leaf.
  *  Errors    INVALID_ARGUMENT names the op, the argument and the problem (shapes and dtypes
  *            included: "add: cannot broadcast a (2, 3) with b (4, 3)"); UNIMPLEMENTED for a dtype
- *            or device the op has no kernel for. On failure *out is untouched. */
+ *            or device the op has no kernel for. On failure *out_tensor is untouched. */
 
 /* Elementwise binary ops (broadcasting, promoting): a + b, a - b, a * b, a / b, a ** b, max(a, b),
  * min(a, b). of_div is true division: integer operands give float32. */
-OF_API of_status_t* of_add(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_sub(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_mul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_div(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_pow(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_maximum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_minimum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_add(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sub(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_mul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_div(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_pow(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_maximum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_minimum(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
 
 /* The same with a scalar second operand (see Promotion above). */
-OF_API of_status_t* of_add_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_sub_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_mul_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_div_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_pow_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_maximum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_minimum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_add_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sub_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_mul_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_div_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_pow_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_maximum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_minimum_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
 
 /* Comparisons a > b, a >= b, a < b, a <= b, a == b, a != b (broadcasting; compared in the promoted
  * dtype). Results are bool and not differentiable. */
-OF_API of_status_t* of_gt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_ge(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_lt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_le(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_eq(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_ne(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_gt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_ge_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_lt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_le_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_eq_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
-OF_API of_status_t* of_ne_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out);
+OF_API of_status_t* of_gt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ge(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_lt(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_le(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_eq(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ne(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_gt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ge_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_lt_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_le_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_eq_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ne_scalar(of_session_t* session, const of_tensor_t* a, double b, of_tensor_t** out_tensor);
 
 /* cond ? a : b elementwise. cond must be bool; cond, a and b broadcast together and a and b promote. */
 OF_API of_status_t* of_where(of_session_t* session, const of_tensor_t* cond, const of_tensor_t* a, const of_tensor_t* b,
-                             of_tensor_t** out);
+                             of_tensor_t** out_tensor);
 
 /* Logical and, or, not. Inputs of any dtype are read as truth values (non-zero is true); results
  * are bool. */
-OF_API of_status_t* of_logical_and(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_logical_or(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
-OF_API of_status_t* of_logical_not(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_logical_and(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_logical_or(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_logical_not(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 
 /* Elementwise unary ops: -x, |x|, e^x, ln x, sqrt x, 1/sqrt x, max(x, 0), 1/(1+e^-x), tanh x.
  * exp, log, sqrt, rsqrt, sigmoid, tanh (and gelu) keep a floating dtype and give float32 for integer
  * and bool inputs; neg, abs and relu keep the input's dtype. */
-OF_API of_status_t* of_neg(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_abs(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_exp(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_log(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_sqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_rsqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_relu(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_sigmoid(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_tanh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_neg(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_abs(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_exp(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_log(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_rsqrt(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_relu(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sigmoid(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_tanh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 /* GELU: x * Phi(x) with the exact normal CDF, or with PyTorch's tanh approximation when
  * tanh_approximation is 1. */
-OF_API of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out);
+OF_API of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out_tensor);
 /* x converted to `dtype` (any to any: floating to integer truncates toward zero, non-zero to bool is
  * true). */
-OF_API of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out);
+OF_API of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out_tensor);
 
 /* Reductions over `dims` (ndims values, each dim at most once; ndims 0 = every dim, and dims may then
  * be NULL). keepdim 1 keeps each reduced dim with size 1, 0 removes it. sum of bool and integer
  * inputs gives int64; mean needs a floating input; max and min give the values (no indices). */
 OF_API of_status_t* of_sum(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out);
+                           int32_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_mean(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                            int32_t keepdim, of_tensor_t** out);
+                            int32_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_max(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out);
+                           int32_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_min(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out);
+                           int32_t keepdim, of_tensor_t** out_tensor);
 /* The index (int64) of the first maximum along `dim`. */
 OF_API of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim,
-                              of_tensor_t** out);
+                              of_tensor_t** out_tensor);
 /* Variance over `dims` (as of_sum) with Bessel's `correction`: sum((x - mean)^2) / (n - correction);
  * 1 is the unbiased estimate, 0 the population variance. of_std is its square root. */
 OF_API of_status_t* of_var(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int64_t correction, int32_t keepdim, of_tensor_t** out);
+                           int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_std(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int64_t correction, int32_t keepdim, of_tensor_t** out);
+                           int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
 
 /* Matrix product: 2-D (m, k) @ (k, n) -> (m, n); a 1-D operand is a vector as in NumPy; batched
  * (..., m, k) @ (..., k, n) with broadcast batch dims. */
-OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out);
+OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
 /* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). */
 OF_API of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                              const of_tensor_t* bias, of_tensor_t** out);
+                              const of_tensor_t* bias, of_tensor_t** out_tensor);
 
 /* Options of of_conv2d. Each pair is (height, width). */
 typedef struct of_conv2d_options_t {
@@ -441,7 +446,7 @@ OF_API void of_conv2d_options_init(of_conv2d_options_t* options);
  * H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down), W' alike.
  * options may be NULL for the defaults. */
 OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                              const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out);
+                              const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out_tensor);
 
 /* Options of of_batch_norm. */
 typedef struct of_batch_norm_options_t {
@@ -460,7 +465,7 @@ OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
  * statistics are required and used. options may be NULL for the defaults. */
 OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                                   const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
-                                  const of_batch_norm_options_t* options, of_tensor_t** out);
+                                  const of_batch_norm_options_t* options, of_tensor_t** out_tensor);
 
 /* Options of of_max_pool2d and of_avg_pool2d. Each pair is (height, width). */
 typedef struct of_pool2d_options_t {
@@ -480,59 +485,59 @@ OF_API void of_pool2d_options_init(of_pool2d_options_t* options);
  * stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input or
  * its left padding). */
 OF_API of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
-                                  of_tensor_t** out);
+                                  of_tensor_t** out_tensor);
 OF_API of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
-                                  of_tensor_t** out);
+                                  of_tensor_t** out_tensor);
 /* Average pooling of x (N, C, H, W) to (out_h, out_w) (each >= 1), windows chosen as
  * PyTorch's: output cell i covers input rows [floor(i * H / out_h), ceil((i + 1) * H / out_h)). */
 OF_API of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
-                                           of_tensor_t** out);
+                                           of_tensor_t** out_tensor);
 
 /* Views and layout. A target shape (dims, ndim) may hold one -1, inferred from the element count.
  * of_reshape returns a view when the strides allow and a copy otherwise; of_view always returns a
  * view and is INVALID_ARGUMENT when x's strides do not allow one (call of_contiguous first). */
 OF_API of_status_t* of_reshape(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                               of_tensor_t** out);
+                               of_tensor_t** out_tensor);
 OF_API of_status_t* of_view(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                            of_tensor_t** out);
+                            of_tensor_t** out_tensor);
 /* Merges dims start_dim..end_dim (inclusive) into one. */
 OF_API of_status_t* of_flatten(of_session_t* session, const of_tensor_t* x, int64_t start_dim, int64_t end_dim,
-                               of_tensor_t** out);
+                               of_tensor_t** out_tensor);
 /* Removes the listed dims, each of which must have size 1; ndims 0 removes every size-1 dim. */
 OF_API of_status_t* of_squeeze(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                               of_tensor_t** out);
+                               of_tensor_t** out_tensor);
 /* Inserts a size-1 dim at `dim`, in [-(ndim + 1), ndim + 1). */
-OF_API of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
+OF_API of_status_t* of_unsqueeze(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
 /* Swaps dims dim0 and dim1. */
 OF_API of_status_t* of_transpose(of_session_t* session, const of_tensor_t* x, int64_t dim0, int64_t dim1,
-                                 of_tensor_t** out);
+                                 of_tensor_t** out_tensor);
 /* Reorders the dims: result dim i is x's dim dims[i]; dims is a permutation of x's ndim dims. */
 OF_API of_status_t* of_permute(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                               of_tensor_t** out);
+                               of_tensor_t** out_tensor);
 /* x laid out row-major: a new reference to x itself when it already is. */
-OF_API of_status_t* of_contiguous(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
+OF_API of_status_t* of_contiguous(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 /* Elements start .. start + length - 1 of dim `dim` (start may be negative, counted from the end). */
 OF_API of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t length,
-                              of_tensor_t** out);
+                              of_tensor_t** out_tensor);
 /* Concatenates the n >= 1 tensors (an array of n non-NULL handles, borrowed) along existing dim
  * `dim`; all other sizes must agree and the dtypes promote. */
 OF_API of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
-                           of_tensor_t** out);
+                           of_tensor_t** out_tensor);
 /* Stacks the n >= 1 tensors, all of one shape, along a new dim `dim` in [-(ndim + 1), ndim + 1). */
 OF_API of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
-                             of_tensor_t** out);
+                             of_tensor_t** out_tensor);
 /* Broadcasts x's size-1 dims to the sizes in (dims, ndim), without copying: -1 keeps a dim, and new
  * leading dims may be added. */
 OF_API of_status_t* of_expand(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndim,
-                              of_tensor_t** out);
+                              of_tensor_t** out_tensor);
 
 /* softmax and log_softmax along `dim` (floating inputs), computed stably. */
-OF_API of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
-OF_API of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out);
+OF_API of_status_t* of_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
+OF_API of_status_t* of_log_softmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
 
 /* How a loss reduces its per-sample values. Append only. */
 typedef int32_t of_reduction_t;
-enum of_reduction {
+enum of_reductions {
   OF_REDUCTION_NONE = 0, /* one value per sample, shape (N) */
   OF_REDUCTION_MEAN = 1, /* the mean over the samples whose target is not ignore_index (0-d) */
   OF_REDUCTION_SUM = 2   /* the sum (0-d) */
@@ -552,23 +557,23 @@ OF_API void of_loss_options_init(of_loss_options_t* options);
 /* Cross-entropy of logits (N, C) (floating) against target (N) int64 class indices in [0, C) or
  * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults). */
 OF_API of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
-                                     const of_loss_options_t* options, of_tensor_t** out);
+                                     const of_loss_options_t* options, of_tensor_t** out_tensor);
 /* Negative log-likelihood of log_probs (N, C) (e.g. of_log_softmax's result) against target as for
  * of_cross_entropy: -log_probs[i, target[i]]. label_smoothing must be 0 here. */
 OF_API of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
-                                const of_loss_options_t* options, of_tensor_t** out);
+                                const of_loss_options_t* options, of_tensor_t** out_tensor);
 
 /* Dropout: with training 1, zeroes each element with probability p (in [0, 1]) and scales the others
  * by 1 / (1 - p), drawing from the session's generator (reproducible for a seed); with training 0 or
  * p 0 the result equals x. */
 OF_API of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training,
-                               of_tensor_t** out);
+                               of_tensor_t** out_tensor);
 
 /* Tensors of x's shape, dtype and device filled with 0, 1 or `value` (which must be representable in
  * the dtype, as for of_tensor_full). Not differentiable. */
-OF_API of_status_t* of_zeros_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_ones_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out);
-OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out);
+OF_API of_status_t* of_zeros_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ones_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
@@ -649,14 +654,14 @@ OF_API of_status_t* of_init_constant(of_session_t* session, of_tensor_t* tensor,
  * or conv2d (O, I / groups, kH, kW) weight, fan_in = in * prod(k) and fan_out = out * prod(k); tensors
  * with fewer than 2 dims have no fans (INVALID_ARGUMENT). Append only. */
 typedef int32_t of_fan_mode_t;
-enum of_fan_mode {
+enum of_fan_modes {
   OF_FAN_MODE_FAN_IN = 0, /* preserves the variance of the activations in the forward pass */
   OF_FAN_MODE_FAN_OUT = 1 /* preserves the variance of the gradients in the backward pass */
 };
 /* The nonlinearity that follows the layer, which sets the gain (PyTorch's calculate_gain). Append
  * only. */
 typedef int32_t of_nonlinearity_t;
-enum of_nonlinearity {
+enum of_nonlinearities {
   OF_NONLINEARITY_LINEAR = 0,    /* gain 1 */
   OF_NONLINEARITY_SIGMOID = 1,   /* gain 1 */
   OF_NONLINEARITY_TANH = 2,      /* gain 5/3 */
@@ -720,7 +725,7 @@ OF_API void of_adam_options_init(of_adam_options_t* options);
  * tensor (INVALID_ARGUMENT naming its index otherwise), and the options valid (INVALID_ARGUMENT
  * naming the field); options may be NULL for the defaults. `session` is required and the optimizer
  * does not depend on it afterwards. *out_optimizer is owned by the caller: free it with
- * of_optimizer_free. */
+ * of_optimizer_destroy. */
 OF_API of_status_t* of_optimizer_sgd_create(of_session_t* session, of_tensor_t* const* params, size_t n,
                                             const of_sgd_options_t* options, of_optimizer_t** out_optimizer);
 /* Adam, or AdamW with options->decoupled_weight_decay. Bias correction uses each parameter's own step
@@ -738,7 +743,7 @@ OF_API of_status_t* of_optimizer_zero_grad(of_optimizer_t* optimizer);
 OF_API of_status_t* of_optimizer_set_lr(of_optimizer_t* optimizer, double lr);
 OF_API of_status_t* of_optimizer_lr(const of_optimizer_t* optimizer, double* out_lr);
 /* Frees the optimizer and releases its references to the parameters. NULL is fine. */
-OF_API void of_optimizer_free(of_optimizer_t* optimizer);
+OF_API void of_optimizer_destroy(of_optimizer_t* optimizer);
 
 /*===--- end of training --------------------------------------------------------------------===*/
 
@@ -757,14 +762,14 @@ OF_API void of_optimizer_free(of_optimizer_t* optimizer);
 /* A list of named tensors, in file order. */
 typedef struct of_tensor_list_t of_tensor_list_t;
 /* The number of tensors; 0 for NULL. */
-OF_API size_t of_tensor_list_size(const of_tensor_list_t* list);
+OF_API size_t of_tensor_list_count(const of_tensor_list_t* list);
 /* The name of tensor `index`: NUL-terminated UTF-8, borrowed until the list is freed. OUT_OF_RANGE
  * for an index >= the size. */
 OF_API of_status_t* of_tensor_list_name(const of_tensor_list_t* list, size_t index, const char** out_name);
 /* Tensor `index`: a new reference (release it); it outlives the list. OUT_OF_RANGE as above. */
 OF_API of_status_t* of_tensor_list_get(const of_tensor_list_t* list, size_t index, of_tensor_t** out_tensor);
 /* Frees the list and releases its references. NULL is fine. */
-OF_API void of_tensor_list_free(of_tensor_list_t* list);
+OF_API void of_tensor_list_destroy(of_tensor_list_t* list);
 
 /* Writes the n tensors (borrowed; any layout) under the names names[i] (non-empty, distinct, UTF-8,
  * not "__metadata__") in that order. The file is written under a temporary name next to `path` and
@@ -772,7 +777,7 @@ OF_API void of_tensor_list_free(of_tensor_list_t* list);
 OF_API of_status_t* of_safetensors_save(const char* path, const char* const* names, const of_tensor_t* const* tensors,
                                         size_t n);
 /* Reads every tensor of the file onto `session`'s default device. *out_list is owned by the caller:
- * free it with of_tensor_list_free. */
+ * free it with of_tensor_list_destroy. */
 OF_API of_status_t* of_safetensors_load(of_session_t* session, const char* path, of_tensor_list_t** out_list);
 /* Copies the file's tensors into the n existing tensors `tensors` (borrowed, modified in place: CPU
  * tensors of any layout, or contiguous tensors on another device) by name, e.g. a model's parameters.
@@ -816,7 +821,9 @@ OF_API of_status_t* of_safetensors_load_into(const char* path, const char* const
  * shape (concrete shape inference, dead-code elimination, fusion, in-place reuse, memory planning) and
  * caching the result. Thread-safety: the build functions must be called on the thread that began the
  * build; of_graph_run and the queries may be called from any thread (runs of one graph are serialised).
- * Destroy a session's graphs before the session. */
+ * Lifetimes: a graph keeps its session's state alive, so graphs, their session, optimizers and tensors
+ * may be destroyed or released in any order; a graph whose session handle was destroyed keeps
+ * working. */
 typedef struct of_graph_t of_graph_t;
 
 typedef struct of_graph_options_t {
@@ -824,6 +831,9 @@ typedef struct of_graph_options_t {
   int32_t fuse;        /* 1 (default): conv2d+batch_norm(inference)[+relu] and elementwise chains fused */
   int32_t inplace;     /* 1 (default): elementwise ops may write into an input buffer that dies there */
   int32_t plan_memory; /* 1 (default): intermediates share one arena by liveness; 0: a buffer each */
+  int32_t plan_cache_size; /* compiled plans kept, one per concrete input shape, >= 1; default 8. A run
+                              of a new shape beyond it evicts the least recently run plan (and its
+                              arena); that shape is compiled again if it comes back */
 } of_graph_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_graph_options_init(of_graph_options_t* options);
@@ -860,14 +870,14 @@ OF_API of_status_t* of_graph_end_build(of_graph_t* graph);
 
 /* Runs the built graph: `inputs` are n_inputs eager tensors (borrowed) matching the declared inputs in
  * order — dtype, device, rank, known sizes, and equal sizes for equal symbols (INVALID_ARGUMENT naming the
- * input otherwise). On success outputs[0..n_outputs) receive new tensors owned by the caller; n_outputs
- * must equal the number of declared outputs (outputs may be NULL when it is 0). FAILED_PRECONDITION if the
- * graph was never built. */
+ * input otherwise). On success out_tensors[0..n_out_tensors) receive new tensors owned by the caller;
+ * n_out_tensors must equal the number of declared outputs (out_tensors may be NULL when it is 0).
+ * FAILED_PRECONDITION if the graph was never built. */
 OF_API of_status_t* of_graph_run(of_graph_t* graph, const of_tensor_t* const* inputs, size_t n_inputs,
-                                 of_tensor_t** outputs, size_t n_outputs);
+                                 of_tensor_t** out_tensors, size_t n_out_tensors);
 /* The number of declared inputs and outputs. */
-OF_API of_status_t* of_graph_num_inputs(const of_graph_t* graph, size_t* out_count);
-OF_API of_status_t* of_graph_num_outputs(const of_graph_t* graph, size_t* out_count);
+OF_API of_status_t* of_graph_input_count(const of_graph_t* graph, size_t* out_count);
+OF_API of_status_t* of_graph_output_count(const of_graph_t* graph, size_t* out_count);
 
 /* The graph's free tensors (non-trainable variables) held for it by the session: their number, and the
  * name of free tensor `index` (OUT_OF_RANGE past the count; *out_name is valid until the graph is
@@ -879,19 +889,21 @@ OF_API of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t in
  * and shapes (unknown dims print as ?, symbols by name), outputs, then for each compiled specialization
  * its steps after the passes (fused steps name the nodes they replace), where each value lives (arena
  * offset, in place of another value, output, view) and the memory plan. Writes at most capacity - 1
- * characters and a NUL into `buffer` (which may be NULL when capacity is 0) and the full length, without
+ * characters and a NUL into `out_buffer` (which may be NULL when capacity is 0) and the full length, without
  * the NUL, into *out_length: call with capacity 0 to size the buffer. */
-OF_API of_status_t* of_graph_dump(const of_graph_t* graph, char* buffer, size_t capacity, size_t* out_length);
+OF_API of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t capacity, size_t* out_length);
 
 /* The memory plan of the most recent run's specialization (all zero before the first run). */
 typedef struct of_graph_memory_stats_t {
   size_t struct_size;            /* set by the caller to sizeof(of_graph_memory_stats_t) */
   uint64_t planned_peak_bytes;   /* the arena holding every intermediate */
   uint64_t intermediate_bytes;   /* the sum of all intermediate buffers: what no reuse would need */
-  uint64_t num_buffers;          /* intermediates */
-  uint64_t num_inplace;          /* intermediates written into a dying input's buffer */
-  uint64_t num_nodes;            /* steps after the passes */
-  uint64_t num_specializations;  /* concrete input shapes compiled so far */
+  uint64_t buffer_count;         /* intermediates */
+  uint64_t inplace_count;        /* intermediates written into a dying input's buffer */
+  uint64_t node_count;           /* steps after the passes */
+  uint64_t specialization_count; /* compiled plans in the cache now (at most options.plan_cache_size) */
+  uint64_t compile_count;        /* compilations so far, those of shapes evicted and seen again included */
+  uint64_t cached_plan_bytes;    /* the arenas of the cached plans together */
 } of_graph_memory_stats_t;
 /* Fills the first out_stats->struct_size bytes (at least sizeof(size_t), INVALID_ARGUMENT otherwise). */
 OF_API of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memory_stats_t* out_stats);
