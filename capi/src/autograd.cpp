@@ -58,6 +58,8 @@ of_status_t* of_tensor_set_grad(of_tensor_t* tensor, const of_tensor_t* grad) {
       return;
     }
     const Tensor& g = Unwrap(grad, "grad");
+    CheckEager(t, "tensor");
+    CheckEager(g, "grad");  // a lazy grad has no data: a later optimizer step could not read it
     if (g.shape() != t.shape() || g.dtype() != t.dtype() || g.device() != t.device()) {
       OF_THROW(InvalidArgument) << "grad is " << g.dtype() << " " << g.shape() << " on " << g.device()
                                 << " but the tensor is " << t.dtype() << " " << t.shape() << " on "

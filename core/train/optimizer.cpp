@@ -6,6 +6,8 @@
 
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
+#include "core/session/session.h"
+#include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
 
 namespace oneflow {
@@ -40,20 +42,27 @@ void Optimizer::ZeroGrad() {
 void Optimizer::Step() {
   OF_CHECK(OpInterceptor::Current() == nullptr)
       << "step during a graph build: attach the optimizer to the graph (add_optimizer) to trace its updates";
+  // Everything that can fail comes before the first write, so that a failed step updates nothing:
+  // the checks, contiguous copies of strided gradients, and the state of parameters stepped first now.
+  std::vector<TensorPtr> grads(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = *params_[i];
-    const TensorPtr& g = p.grad();
+    TensorPtr g = p.grad();
     if (!g) continue;
+    CheckEager(*g, "the gradient of parameter " + std::to_string(i));
     OF_CHECK(g->dtype() == p.dtype() && g->shape() == p.shape() && g->device() == p.device())
         << "the gradient of parameter " << i << " is a " << g->dtype() << " tensor of shape " << g->shape() << " on "
         << g->device() << ", but the parameter is " << p.dtype() << " " << p.shape() << " on " << p.device();
+    grads[i] = g->is_contiguous() ? std::move(g) : MakeContiguous(g, &Session::Current().thread_pool());
   }
   NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
-    const TensorPtr grad = params_[i]->grad();
-    if (!grad) continue;
+    if (grads[i]) PrepareState(i);
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!grads[i]) continue;
     try {
-      Update(i, grad);
+      Update(i, grads[i]);
     } catch (const Error& e) {
       throw Error(e.code(), "parameter " + std::to_string(i) + ": " + e.message());
     }
@@ -67,6 +76,7 @@ void Optimizer::TraceUpdate(size_t i, const TensorPtr& lazy_grad) {
       << "the gradient of parameter " << i << " is " << lazy_grad->dtype() << " " << lazy_grad->shape()
       << ", but the parameter is " << p.dtype() << " " << p.shape();
   NoGradGuard no_grad;
+  PrepareState(i);
   Update(i, lazy_grad);
 }
 
@@ -84,20 +94,17 @@ SGD::SGD(std::vector<TensorPtr> params, const SgdOptions& options)
   started_.resize(this->params().size());
 }
 
+void SGD::PrepareState(size_t i) {
+  const TensorPtr& param = params()[i];
+  TensorPtr& buffer = momentum_buffers_[i];
+  if (options_.momentum != 0.0 && !buffer) buffer = Empty(param->dtype(), param->shape(), param->device());
+}
+
 void SGD::Update(size_t i, const TensorPtr& grad) {
   SgdOptions o = options_;
   o.lr = lr();
-  const TensorPtr& param = params()[i];
-  TensorPtr& buffer = momentum_buffers_[i];
   const bool first_step = o.momentum != 0.0 && !started_[i];
-  const bool created = o.momentum != 0.0 && !buffer;
-  if (created) buffer = Empty(param->dtype(), param->shape(), param->device());
-  try {
-    ops::SgdUpdate(param, grad, buffer, o, first_step);
-  } catch (...) {
-    if (created) buffer = nullptr;
-    throw;
-  }
+  ops::SgdUpdate(params()[i], grad, momentum_buffers_[i], o, first_step);
   // A traced update has not run yet: the graph reports its steps (TracedStepDone).
   if (!grad->is_lazy()) started_[i] = true;
 }
@@ -114,16 +121,21 @@ int64_t Adam::step_count(size_t i) const {
   return step ? *step->data<int64_t>() : 0;
 }
 
+void Adam::PrepareState(size_t i) {
+  const TensorPtr& param = params()[i];
+  State& s = state_[i];
+  if (s.step) return;
+  const Device device = param->device();
+  // Zero moments and step count: the state of a parameter that has not stepped yet.
+  s = State{Full(param->dtype(), param->shape(), 0.0, device), Full(param->dtype(), param->shape(), 0.0, device),
+            Full(DType::Int64(), Shape{}, 0.0, device)};
+}
+
 void Adam::Update(size_t i, const TensorPtr& grad) {
   AdamOptions o = options_;
   o.lr = lr();
   const TensorPtr& param = params()[i];
   State& s = state_[i];
-  if (!s.step) {
-    const Device device = param->device();
-    s = State{Full(param->dtype(), param->shape(), 0.0, device), Full(param->dtype(), param->shape(), 0.0, device),
-              Full(DType::Int64(), Shape{}, 0.0, device)};
-  }
   ops::AdamUpdate(param, grad, s.exp_avg, s.exp_avg_sq, s.step, o);
 }
 

@@ -71,8 +71,9 @@ class Optimizer {
   const std::vector<TensorPtr>& params() const { return params_; }
 
   // Updates every parameter that has a gradient; parameters without one are skipped (their state is
-  // not created or advanced). Every gradient is checked first (dtype, shape, device: InvalidArgument
-  // naming the parameter), so a step that fails on bad input updates nothing.
+  // not created or advanced). Every gradient is checked first (eager, dtype, shape, device:
+  // InvalidArgument / FailedPrecondition naming the parameter) and all new state is allocated before
+  // the first parameter is written, so a step that fails updates nothing.
   void Step();
   // Sets every parameter's .grad to null.
   void ZeroGrad();
@@ -93,7 +94,9 @@ class Optimizer {
   // Checks the parameters: at least one, none null, no repeats, leaves, contiguous, and with a kernel
   // of `update` for their dtype and device. InvalidArgument naming the parameter's index otherwise.
   Optimizer(std::vector<TensorPtr> params, double lr, const OpDef& update);
-  // Updates parameter i, whose gradient `grad` has been checked.
+  // Creates parameter i's state if it has none yet (before any parameter is written).
+  virtual void PrepareState(size_t i) = 0;
+  // Updates parameter i, whose state is prepared and whose gradient `grad` has been checked.
   virtual void Update(size_t i, const TensorPtr& grad) = 0;
 
  private:
@@ -111,6 +114,7 @@ class SGD final : public Optimizer {
   void TracedStepDone(size_t i) override { started_[i] = true; }
 
  private:
+  void PrepareState(size_t i) override;
   void Update(size_t i, const TensorPtr& grad) override;
   SgdOptions options_;
   std::vector<TensorPtr> momentum_buffers_;
@@ -128,6 +132,7 @@ class Adam final : public Optimizer {
   int64_t step_count(size_t i) const;
 
  private:
+  void PrepareState(size_t i) override;
   void Update(size_t i, const TensorPtr& grad) override;
   struct State {
     TensorPtr exp_avg, exp_avg_sq, step;

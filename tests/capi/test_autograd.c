@@ -268,6 +268,19 @@ static void test_set_grad(void** state) {
   assert_null(grad_of(x));
   ASSERT_STATUS(of_tensor_set_grad(NULL, wrong_shape), OF_STATUS_INVALID_ARGUMENT, "tensor");
 
+  /* A lazy tensor (a graph value: no data) is refused as a grad: a later optimizer step could not
+   * read it. The grad stays as it was. */
+  of_graph_t* graph = NULL;
+  ASSERT_OK(of_graph_create(s, "grads", NULL, &graph));
+  ASSERT_OK(of_graph_begin_build(graph));
+  of_tensor_t* lazy = NULL;
+  ASSERT_OK(of_graph_add_input(graph, "g", F32, DIMS(2, 2), &lazy));
+  ASSERT_STATUS(of_tensor_set_grad(x, lazy), OF_STATUS_FAILED_PRECONDITION, "of_tensor_set_grad", "grad", "lazy");
+  assert_null(grad_of(x));
+  ASSERT_STATUS(of_tensor_set_grad(lazy, x), OF_STATUS_FAILED_PRECONDITION, "of_tensor_set_grad", "tensor", "lazy");
+  of_tensor_release(lazy);
+  of_graph_destroy(graph);
+
   /* A set grad is where backward accumulates; the given tensor itself is not written. */
   of_tensor_t* g = make_tensor(s, F32, DIMS(2, 2), VALS(1, 2, 3, 4));
   ASSERT_OK(of_tensor_set_grad(x, g));

@@ -196,6 +196,55 @@ TEST(Optimizer, BadGradientFailsTheWholeStep) {
   ExpectNear(b, {2.9});
 }
 
+// A lazy gradient (a graph value, no data) of the second parameter: the step fails before the first
+// parameter, its momentum buffer or Adam's moments are written.
+TEST(Optimizer, LazyGradientFailsTheWholeStep) {
+  TensorPtr lazy = Tensor::MakeLazy(/*graph_id=*/12345, /*value=*/0, kF64, Shape{1}, Device::CPU());
+  for (const bool adam : {false, true}) {
+    TensorPtr a = Param({1.0, 2.0});
+    TensorPtr b = Param({3.0});
+    std::unique_ptr<Optimizer> opt;
+    if (adam) {
+      opt = std::make_unique<Adam>(std::vector<TensorPtr>{a, b}, AdamOptions{.lr = 0.1});
+    } else {
+      opt = std::make_unique<SGD>(std::vector<TensorPtr>{a, b}, SgdOptions{.lr = 0.1, .momentum = 0.9});
+    }
+    a->set_grad(Vec({1.0, 1.0}));
+    b->set_grad(lazy);
+    ExpectError([&] { opt->Step(); }, StatusCode::kFailedPrecondition, {"gradient of parameter 1", "lazy"});
+    ExpectNear(a, {1.0, 2.0});
+    ExpectNear(b, {3.0});
+    if (adam) {
+      EXPECT_EQ(static_cast<Adam&>(*opt).step_count(0), 0);
+    } else {
+      EXPECT_EQ(static_cast<SGD&>(*opt).momentum_buffer(0), nullptr);
+    }
+    // With a real gradient the same step is the first one: momentum starts from the gradient.
+    b->set_grad(Vec({1.0}));
+    opt->Step();
+    if (adam) {
+      ExpectNear(a, {0.9, 1.9}, 1e-8);  // Adam's first step moves each element by lr / (1 + eps)
+      EXPECT_EQ(static_cast<Adam&>(*opt).step_count(0), 1);
+    } else {
+      ExpectNear(a, {0.9, 1.9});
+      ExpectNear(static_cast<SGD&>(*opt).momentum_buffer(0), {1.0, 1.0});
+    }
+  }
+}
+
+// A strided gradient (a transposed view) is read as its values.
+TEST(Optimizer, StridedGradientIsReadByValue) {
+  TensorPtr p = Param({0.0, 0.0, 0.0, 0.0});
+  TensorPtr w = ops::Reshape(p->Detach(), {2, 2});
+  w->set_requires_grad(true);
+  SGD sgd({w}, {.lr = 1.0});
+  TensorPtr g = ops::Transpose(ops::Reshape(Vec({1.0, 2.0, 3.0, 4.0}), {2, 2}), 0, 1);
+  ASSERT_FALSE(g->is_contiguous());
+  w->set_grad(g);
+  sgd.Step();
+  ExpectNear(ops::Contiguous(w), {-1.0, -3.0, -2.0, -4.0});
+}
+
 TEST(Optimizer, TrainsALeastSquaresProblemThroughAutograd) {
   // Fit w in y = x * w (elementwise) by minimising sum((x * w - y)^2); the optimum is w = y / x.
   const TensorPtr x = Vec({1.0, 2.0, -1.0});
