@@ -9,7 +9,55 @@
 namespace oneflow {
 namespace {
 thread_local bool grad_enabled = true;
+
+// The node whose backward runs on this thread (for CheckSavedVersion), with its saved tensors.
+struct SavedTensors {
+  const OpDef* op;
+  std::span<const TensorPtr> inputs, outputs;
+  std::span<const uint64_t> input_versions, output_versions;
+};
+thread_local const SavedTensors* running_backward = nullptr;
+
+// Makes `saved` the running backward's saved tensors for the scope (nesting restores).
+class SavedTensorsScope {
+ public:
+  explicit SavedTensorsScope(const SavedTensors* saved) : previous_(running_backward) { running_backward = saved; }
+  ~SavedTensorsScope() { running_backward = previous_; }
+  SavedTensorsScope(const SavedTensorsScope&) = delete;
+  SavedTensorsScope& operator=(const SavedTensorsScope&) = delete;
+
+ private:
+  const SavedTensors* previous_;
+};
+
+std::vector<uint64_t> VersionsOf(const std::vector<TensorPtr>& tensors) {
+  std::vector<uint64_t> versions(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) versions[i] = tensors[i] ? tensors[i]->version() : 0;
+  return versions;
+}
+
+// Throws if `t` is one of `saved` (by storage) and that storage was written since it was saved.
+void CheckAgainst(const Tensor& t, const OpDef& op, std::span<const TensorPtr> saved, std::span<const uint64_t> versions,
+                  const std::vector<std::string>& names, const char* kind) {
+  if (!t.storage()) return;
+  for (size_t i = 0; i < saved.size(); ++i) {
+    if (!saved[i] || saved[i]->storage() != t.storage() || saved[i]->version() == versions[i]) continue;
+    const std::string& name = names.empty() ? op.name : names[std::min(i, names.size() - 1)];
+    OF_THROW(FailedPrecondition) << kind << " '" << name << "' of " << op.name << " (" << saved[i]->dtype() << " "
+                                 << saved[i]->shape() << "), saved to compute the gradient, was modified in place "
+                                 << "after the forward (its version is " << saved[i]->version() << ", saved at "
+                                 << versions[i] << "): the gradient would be wrong; modify it after backward, or "
+                                 << "modify a copy";
+  }
+}
 }  // namespace
+
+void CheckSavedVersion(const Tensor& t) {
+  const SavedTensors* s = running_backward;
+  if (s == nullptr) return;
+  CheckAgainst(t, *s->op, s->inputs, s->input_versions, s->op->inputs, "input");
+  CheckAgainst(t, *s->op, s->outputs, s->output_versions, s->op->outputs, "output");
+}
 
 bool GradMode::is_enabled() { return grad_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_enabled = enabled; }
@@ -21,7 +69,10 @@ GradNode::GradNode(const OpDef& op, Attrs attrs, std::vector<TensorPtr> inputs, 
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       edges_(std::move(edges)),
-      num_outputs_(outputs_.size()) {}
+      num_outputs_(outputs_.size()) {
+  input_versions_ = VersionsOf(inputs_);
+  output_versions_ = VersionsOf(outputs_);
+}
 
 std::vector<TensorPtr> GradNode::Apply(std::span<const TensorPtr> grad_outputs) {
   if (released_) {
@@ -32,6 +83,8 @@ std::vector<TensorPtr> GradNode::Apply(std::span<const TensorPtr> grad_outputs) 
   std::vector<bool> needs(edges_.size());
   for (size_t i = 0; i < edges_.size(); ++i) needs[i] = edges_[i].valid();
   BackwardContext ctx{inputs_, outputs_, grad_outputs, needs, attrs_};
+  const SavedTensors saved{op_, inputs_, outputs_, input_versions_, output_versions_};
+  SavedTensorsScope scope(&saved);
   std::vector<TensorPtr> grads;
   try {
     grads = op_->backward(ctx);
@@ -85,20 +138,19 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
   OF_CHECK_EQ(roots.size(), grads.size()) << "backward: one gradient (or null) per root";
   NoGradGuard no_grad;
 
-  // Seed gradients; leaves that are roots accumulate at once.
+  // A failed backward changes nothing: the leaves' gradients are summed aside and stored, and the
+  // visited nodes' saved tensors freed, only once the whole walk has succeeded.
   std::unordered_map<GradNode*, std::vector<TensorPtr>> pending;  // node -> gradients of its outputs
   std::vector<std::shared_ptr<GradNode>> root_nodes;
-  auto accumulate_leaf = [](const TensorPtr& leaf, const TensorPtr& g) {
-    if (g->is_lazy()) {
-      // A backward traced into a graph: the gradient is a graph value, kept by the graph builder.
-      OpInterceptor* builder = OpInterceptor::Current();
-      OF_CHECK(builder != nullptr) << "backward: a lazy gradient outside its graph's build";
-      builder->AccumulateLeafGrad(leaf, g);
-      return;
-    }
-    leaf->set_grad(leaf->grad() ? ops::Add(leaf->grad(), g) : g);
-  };
+  std::vector<std::pair<TensorPtr, TensorPtr>> leaf_grads;  // (leaf, the sum of its gradients), first seen first
+  std::unordered_map<const Tensor*, size_t> leaf_index;
+  std::vector<std::shared_ptr<GradNode>> visited;
   auto add_into = [](TensorPtr& slot, const TensorPtr& g) { slot = slot ? ops::Add(slot, g) : g; };
+  auto accumulate_leaf = [&](const TensorPtr& leaf, const TensorPtr& g) {
+    auto [it, inserted] = leaf_index.emplace(leaf.get(), leaf_grads.size());
+    if (inserted) leaf_grads.emplace_back(leaf, nullptr);
+    add_into(leaf_grads[it->second].second, g);
+  };
   for (size_t i = 0; i < roots.size(); ++i) {
     const TensorPtr& root = roots[i];
     OF_CHECK(root) << "backward: root " << i << " is null";
@@ -154,7 +206,7 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
     const bool any_grad = std::any_of(grad_outputs.begin(), grad_outputs.end(), [](const TensorPtr& g) { return !!g; });
     std::vector<TensorPtr> input_grads =
         any_grad ? node->Apply(grad_outputs) : std::vector<TensorPtr>(node->edges().size());
-    if (!retain_graph) node->ReleaseSaved();
+    visited.push_back(node);
     for (size_t i = 0; i < node->edges().size(); ++i) {
       const GradNode::Edge& e = node->edges()[i];
       if (!e.valid()) continue;
@@ -170,6 +222,28 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
       }
       if (--deps[e.node.get()] == 0) ready.push_back(e.node);
     }
+  }
+
+  // The walk succeeded: store the leaves' gradients (the sums with their current grads first, so that
+  // an Add that throws stores nothing) and free what the walk used.
+  std::vector<TensorPtr> sums;
+  sums.reserve(leaf_grads.size());
+  for (const auto& [leaf, g] : leaf_grads) {
+    sums.push_back(g->is_lazy() || !leaf->grad() ? g : ops::Add(leaf->grad(), g));
+  }
+  for (size_t i = 0; i < leaf_grads.size(); ++i) {
+    const auto& [leaf, g] = leaf_grads[i];
+    if (!g->is_lazy()) {
+      leaf->set_grad(sums[i]);
+      continue;
+    }
+    // A backward traced into a graph: the gradient is a graph value, kept by the graph builder.
+    OpInterceptor* builder = OpInterceptor::Current();
+    OF_CHECK(builder != nullptr) << "backward: a lazy gradient outside its graph's build";
+    builder->AccumulateLeafGrad(leaf, g);
+  }
+  if (!retain_graph) {
+    for (const auto& node : visited) node->ReleaseSaved();
   }
 }
 

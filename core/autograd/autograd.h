@@ -54,7 +54,8 @@ class GradNode {
   const OpDef& op() const { return *op_; }
   const std::vector<Edge>& edges() const { return edges_; }
   size_t num_outputs() const { return num_outputs_; }
-  // Runs the op's backward on the gradients of this node's outputs.
+  // Runs the op's backward on the gradients of this node's outputs. FailedPrecondition if the backward
+  // reads a saved tensor that was written in place since the forward (Note [Version counter]).
   std::vector<TensorPtr> Apply(std::span<const TensorPtr> grad_outputs);
   // Drops the saved tensors; a later Apply is a FailedPrecondition error.
   void ReleaseSaved();
@@ -64,6 +65,7 @@ class GradNode {
   Attrs attrs_;
   std::vector<TensorPtr> inputs_;   // detached
   std::vector<TensorPtr> outputs_;  // detached (the real outputs point at this node)
+  std::vector<uint64_t> input_versions_, output_versions_;  // of the saved tensors, when they were saved
   std::vector<Edge> edges_;
   size_t num_outputs_;
   bool released_ = false;
@@ -73,8 +75,15 @@ class GradNode {
 // grads[i] is the gradient of roots[i] (same shape and dtype), or null for an implicit 1, which needs
 // a single-element root. Unless retain_graph, the saved tensors of every node visited are freed, and
 // a second backward through them is a FailedPrecondition error. A root that does not require grad is
-// an InvalidArgument error.
+// an InvalidArgument error. A backward that fails changes nothing: leaf gradients are stored and
+// saved tensors freed only after the whole walk succeeded.
 void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>& grads, bool retain_graph = false);
+
+// Op dispatch calls this for every input of an eager kernel: while a node's backward runs on this
+// thread, reading one of the node's saved tensors whose version changed since it was saved is a
+// FailedPrecondition naming the forward op and the tensor. Only data a kernel reads is checked, so a
+// backward that uses a saved tensor's shape alone (add's) is not affected by writes to it.
+void CheckSavedVersion(const Tensor& t);
 
 // Records `node` as the producer of `outputs` (dispatch's hook); public for the graph's autodiff.
 void RecordGradNode(const OpDef& op, const Attrs& attrs, std::span<const TensorPtr> inputs,

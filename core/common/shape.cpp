@@ -26,9 +26,24 @@ int64_t Shape::numel() const {
 }
 
 Dim Shape::numel_dim() const {
+  // One rule whatever the order of the dims: the sizes other than 0 must multiply within int64 even
+  // when a 0 makes the count 0 (so (2^62, 2^62, 0) and (0, 2^62, 2^62) are refused alike, and every
+  // stride of a valid shape is representable).
   Dim n = 1;
-  for (Dim d : dims_) n = n * d;
-  return n;
+  bool empty = false;
+  for (Dim d : dims_) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    int64_t product;
+    if (n.is_known() && d.is_known() && __builtin_mul_overflow(n.value(), d.value(), &product)) {
+      OF_THROW(OutOfRange) << "shape " << *this << " has too many elements: the product of its non-zero sizes "
+                           << "overflows int64";
+    }
+    n = n * d;
+  }
+  return empty ? Dim(0) : n;
 }
 
 std::string Shape::ToString() const {

@@ -49,7 +49,7 @@ struct Work {
 const TensorMeta& MetaAt(const Work& w, int32_t v) { return w.metas[static_cast<size_t>(v)]; }
 
 bool HasSideEffects(const WorkNode& n) {
-  if (n.op->writes_inputs != nullptr && !n.op->writes_inputs(n.attrs)) return false;
+  if (!n.op->WritesInputs(n.attrs)) return false;
   for (int m : n.op->mutated_inputs) {
     if (n.inputs[static_cast<size_t>(m)] >= 0) return true;
   }

@@ -65,6 +65,7 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
       }
       KernelContext ctx{step.in, step.out, step.attrs, pool, session.generator()};
       step.kernel(ctx);
+      op.MarkInputsWritten(step.in, step.attrs);
     } catch (const Error& e) {
       if (e.message().starts_with(op.name + ":")) throw;
       throw Error(e.code(), op.name + ": " + e.message());

@@ -648,10 +648,16 @@ void LoadInto(const std::string& path, const NamedTensors& targets, bool strict)
   for (size_t i = 0; i < targets.size(); ++i) {
     const auto& [name, t] = targets[i];
     OF_CHECK(t) << "target '" << name << "' is null";
-    CheckEager(*t, "target '" + name + "'");
+    CheckWritable(*t, "target '" + name + "'");
     OF_CHECK(by_name.emplace(name, i).second) << "the name '" << name << "' is given to more than one target";
     OF_CHECK(t->device().type == DeviceType::kCPU || t->is_contiguous())
         << "target '" << name << "' on " << t->device() << " must be contiguous";
+    // Two targets over the same memory would each overwrite the other's data.
+    for (size_t j = 0; j < i; ++j) {
+      OF_CHECK(!MayShareMemory(*targets[j].second, *t))
+          << "targets '" << targets[j].first << "' and '" << name << "' overlap in memory: each would overwrite "
+          << "the other's data";
+    }
   }
   uint64_t size = 0;
   FilePtr file = OpenForReading(path, &size);
@@ -694,6 +700,7 @@ void LoadInto(const std::string& path, const NamedTensors& targets, bool strict)
     } else {
       GetBackend(target.device()).CopyFromHost(target.raw_data(), data[i]->raw_data(), data[i]->nbytes());
     }
+    target.MarkWritten();
   }
 }
 

@@ -90,9 +90,13 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
       inputs[i] = MakeContiguous(inputs[i], &session.thread_pool());
     }
   }
+  for (const TensorPtr& t : inputs) {
+    if (t) CheckSavedVersion(*t);  // a backward reading what the forward saved
+  }
   for (const TensorMeta& m : out_metas) outputs.push_back(Empty(m.dtype, m.shape, m.device));
   KernelContext ctx{inputs, outputs, attrs, session.thread_pool(), session.generator()};
   kernel->fn(ctx);
+  op.MarkInputsWritten(inputs, attrs);
   return outputs;
 }
 

@@ -99,6 +99,17 @@ struct OpDef {
   bool (*writes_inputs)(const Attrs& attrs) = nullptr;
 
   bool IsOptionalInput(size_t i) const;
+  // Whether a call with `attrs` writes its mutated_inputs (see writes_inputs).
+  bool WritesInputs(const Attrs& attrs) const {
+    return !mutated_inputs.empty() && (writes_inputs == nullptr || writes_inputs(attrs));
+  }
+  // After a kernel call that wrote its mutated inputs: bumps their versions (Note [Version counter]).
+  void MarkInputsWritten(std::span<const TensorPtr> call_inputs, const Attrs& attrs) const {
+    if (!WritesInputs(attrs)) return;
+    for (int m : mutated_inputs) {
+      if (const TensorPtr& t = call_inputs[static_cast<size_t>(m)]) t->MarkWritten();
+    }
+  }
   const KernelDef* FindKernel(DeviceType device, Symbol<DType> dtype) const;
 };
 

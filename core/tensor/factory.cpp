@@ -60,10 +60,10 @@ double LargestBelowOne() {
 
 }  // namespace
 
-void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what) {
+bool IsRepresentable(double value, Symbol<DType> dtype) {
+  bool ok = false;
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    bool ok;
     if constexpr (std::is_same_v<T, bool>) {
       ok = value == 0.0 || value == 1.0;
     } else if constexpr (std::is_integral_v<T>) {
@@ -78,8 +78,19 @@ void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what
                                                    : std::numeric_limits<double>::max();
       ok = !std::isfinite(value) || std::fabs(value) <= max;
     }
-    if (!ok) OF_THROW(InvalidArgument) << what << " " << value << " is not representable in " << dtype;
   });
+  return ok;
+}
+
+void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what) {
+  if (!IsRepresentable(value, dtype)) OF_THROW(InvalidArgument) << what << " " << value << " is not representable in " << dtype;
+}
+
+double MaxStandardNormalDraw(Symbol<DType> dtype) {
+  // Box-Muller from u1 in [0, 1): |z| <= sqrt(-2 ln(1 - u1)) <= sqrt(-2 ln 2^-bits), with 53 random bits
+  // for float64 and 24 for the other dtypes (drawn as float32).
+  const double bits = dtype == DType::Float64() ? 53.0 : 24.0;
+  return std::sqrt(2.0 * bits * std::numbers::ln2);
 }
 
 TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device) {
@@ -182,7 +193,11 @@ TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Dev
       << "end " << end << " cannot be reached from start " << start << " with step " << step;
   OF_CHECK(!dtype->is_bool()) << "dtype bool is not supported";
   const double count = std::ceil((end - start) / step);
-  OF_CHECK(count < 9.0e15) << "" << count << " elements are too many";
+  // Creation's rules: a count past int64 is OUT_OF_RANGE; a count that fits but cannot be allocated is
+  // RESOURCE_EXHAUSTED (from the allocation below).
+  if (!(count < 0x1p63)) {
+    OF_THROW(OutOfRange) << "(end - start) / step = " << count << " elements exceed the int64 range";
+  }
   const auto n = static_cast<int64_t>(count);
   OF_CHECK(!dtype->is_integer() || std::trunc(step) == step)
       << "step " << step << " must be integral for dtype " << dtype;

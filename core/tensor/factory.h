@@ -34,8 +34,12 @@ TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Dev
 // Copies the tensor's elements (row-major) into `dst`, which holds `nbytes` == the tensor's size.
 void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes);
 
-// InvalidArgument naming `what` unless `value` converts to `dtype` without loss of meaning: integral
-// and in range for integer dtypes, 0 or 1 for bool, finite-in-range or inf/nan for floating dtypes.
+// Whether `value` converts to `dtype` without loss of meaning: integral and in range for integer
+// dtypes, 0 or 1 for bool, finite-in-range or inf/nan for floating dtypes. CheckRepresentable throws
+// InvalidArgument naming `what` where it does not.
+bool IsRepresentable(double value, Symbol<DType> dtype);
 void CheckRepresentable(double value, Symbol<DType> dtype, std::string_view what);
+// The largest |z| that Randn can draw for `dtype` (a bound on every standard normal value).
+double MaxStandardNormalDraw(Symbol<DType> dtype);
 
 }  // namespace oneflow

@@ -3,7 +3,9 @@
 // which runs exactly once when the last reference goes away.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -28,6 +30,15 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Note [Version counter]: every in-place write through the engine (an op's mutated inputs, optimizer
+  // updates, initialisers, safetensors load_into, a graph run's updates) bumps the version of the
+  // storage it writes, which all views of it share (as PyTorch's version counter). Autograd records
+  // the version of each tensor it saves for backward and refuses to compute a gradient from a saved
+  // tensor whose version changed (core/autograd/autograd.cpp). Writes by the owner of adopted memory
+  // behind the library's back are not seen.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  void BumpVersion() { version_.fetch_add(1, std::memory_order_acq_rel); }
+
  private:
   Storage(Device device, void* data, size_t nbytes, Deleter deleter)
       : device_(device), data_(data), nbytes_(nbytes), deleter_(std::move(deleter)) {}
@@ -37,6 +48,7 @@ class Storage {
   size_t nbytes_;
   Deleter deleter_;  // empty for memory from the allocator
   bool owned_by_allocator_ = false;
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace oneflow

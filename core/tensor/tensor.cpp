@@ -1,7 +1,10 @@
 #include "core/tensor/tensor.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 namespace oneflow {
 
@@ -100,6 +103,57 @@ std::string GraphLabel(uint64_t graph_id) {
   std::lock_guard<std::mutex> lock(graph_names_mutex);
   auto it = GraphNames().find(graph_id);
   return it != GraphNames().end() ? "graph '" + it->second + "'" : "graph " + std::to_string(graph_id) + " (destroyed)";
+}
+
+bool Tensor::has_internal_overlap() const {
+  // Sorted by stride, a layout is free of overlap when each stride steps past everything the smaller
+  // strides reach (exact for every layout the view ops make; conservative for exotic ones).
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (int64_t d = 0; d < ndim(); ++d) {
+    const int64_t size = shape_[d].value();
+    if (size == 0) return false;  // no elements at all
+    if (size > 1) dims.emplace_back(std::abs(strides_[static_cast<size_t>(d)]), size);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;  // the largest offset the dims before this one address
+  for (const auto& [stride, size] : dims) {
+    if (stride <= reach) return true;
+    reach += stride * (size - 1);
+  }
+  return false;
+}
+
+namespace {
+// [first, last] element offsets a tensor addresses in its storage; empty (first > last) for no elements.
+std::pair<int64_t, int64_t> AddressedRange(const Tensor& t) {
+  int64_t low = t.storage_offset(), high = t.storage_offset();
+  for (int64_t d = 0; d < t.ndim(); ++d) {
+    const int64_t size = t.shape()[d].value();
+    if (size == 0) return {1, 0};
+    const int64_t step = t.strides()[static_cast<size_t>(d)] * (size - 1);
+    (step < 0 ? low : high) += step;
+  }
+  return {low, high};
+}
+}  // namespace
+
+bool MayShareMemory(const Tensor& a, const Tensor& b) {
+  if (!a.storage() || a.storage() != b.storage()) return false;
+  const auto [a_first, a_last] = AddressedRange(a);
+  const auto [b_first, b_last] = AddressedRange(b);
+  if (a_first > a_last || b_first > b_last) return false;
+  const auto ia = static_cast<int64_t>(a.dtype()->bytes()), ib = static_cast<int64_t>(b.dtype()->bytes());
+  return a_first * ia < (b_last + 1) * ib && b_first * ib < (a_last + 1) * ia;
+}
+
+void CheckWritable(const Tensor& t, std::string_view what) {
+  CheckEager(t, what);
+  if (t.has_internal_overlap()) {
+    OF_THROW(InvalidArgument) << what << " (" << t.dtype() << " " << t.shape() << ", strides ("
+                              << fmt::format("{}", fmt::join(t.strides(), ", ")) << ")) has elements that share memory "
+                              << "(e.g. an expanded view): writing it would keep one value of several; write a "
+                                 "contiguous tensor (of_contiguous) instead";
+  }
 }
 
 void CheckEager(const Tensor& t, std::string_view what) {

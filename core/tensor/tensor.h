@@ -56,6 +56,15 @@ class Tensor final : public RefCounted {
   Device device() const { return device_; }
   bool is_contiguous() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // The version of the storage (Note [Version counter] in storage.h); 0 for a lazy tensor.
+  uint64_t version() const { return storage_ ? storage_->version() : 0; }
+  // Records an in-place write of the tensor's data (bumps the shared storage's version).
+  void MarkWritten() const {
+    if (storage_) storage_->BumpVersion();
+  }
+  // True when two different indices may address the same element (a size > 1 dim with stride 0, as
+  // expand makes, or strides that interleave): writing such a tensor loses values.
+  bool has_internal_overlap() const;
 
   // First element. Only meaningful on the device that holds it.
   void* raw_data() const {
@@ -105,5 +114,12 @@ std::string GraphLabel(uint64_t graph_id);
 
 // FailedPrecondition naming `what` if `t` is lazy: a graph's value has no data until the graph runs.
 void CheckEager(const Tensor& t, std::string_view what);
+// Whether the byte ranges that a and b address in one storage intersect (NumPy's may_share_memory: a
+// bound check, so views that interleave without touching one element count as sharing).
+bool MayShareMemory(const Tensor& a, const Tensor& b);
+
+// What every in-place writer checks of its destination: eager (CheckEager), and no internal overlap
+// (InvalidArgument naming `what`: a write would keep only one of the values aimed at an element).
+void CheckWritable(const Tensor& t, std::string_view what);
 
 }  // namespace oneflow

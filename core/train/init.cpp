@@ -13,7 +13,7 @@ constexpr int64_t kGrain = 1 << 15;
 
 void CheckTensor(const TensorPtr& t) {
   OF_CHECK(t) << "tensor is null";
-  CheckEager(*t, "tensor");
+  CheckWritable(*t, "tensor");
   OF_CHECK(t->dtype()->is_floating_point()) << "tensor must have a floating-point dtype, got " << t->dtype();
   OF_CHECK(t->device().type == DeviceType::kCPU) << "tensor must be on the CPU, got " << t->device();
 }
@@ -47,6 +47,7 @@ void Fill(const Tensor& t, ThreadPool& pool, const Value& value) {
     }
   });
   if (buffer) CopyStrided(*buffer, t, &pool);
+  t.MarkWritten();
 }
 
 // Fills t with f(r) of standard normal (kNormal) or U[0, 1) draws r from the session's generator,
@@ -68,10 +69,22 @@ void FillRandom(const Tensor& t, const Transform& f) {
   }
 }
 
+// The random fills take checked-finite parameters and refuse those whose results the tensor's dtype
+// cannot represent (they would be written as inf).
 void UniformUnchecked(const Tensor& t, double a, double b) {
-  FillRandom<false>(t, [a, width = b - a](double u) { return a + width * u; });
+  CheckRepresentable(a, t.dtype(), "a");
+  CheckRepresentable(b, t.dtype(), "b");
+  const double width = b - a;
+  OF_CHECK(std::isfinite(width)) << "the width b - a of [" << a << ", " << b << ") overflows float64";
+  FillRandom<false>(t, [a, width](double u) { return a + width * u; });
 }
 void NormalUnchecked(const Tensor& t, double mean, double std) {
+  // |mean| + std * (the largest |z| the generator draws for this dtype) bounds every result.
+  const double bound = std::fabs(mean) + std * MaxStandardNormalDraw(t.dtype());
+  OF_CHECK(std::isfinite(bound) && IsRepresentable(bound, t.dtype()))
+      << "mean " << mean << " and std " << std << " reach " << bound << " (|mean| + std * the largest draw, "
+      << MaxStandardNormalDraw(t.dtype()) << "), beyond the range of " << t.dtype()
+      << ": those values would be written as inf";
   FillRandom<true>(t, [mean, std](double z) { return mean + std * z; });
 }
 

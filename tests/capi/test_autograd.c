@@ -387,6 +387,64 @@ static void test_backward_errors(void** state) {
   of_tensor_release(x);
 }
 
+/* Overwriting a tensor in place between forward and backward: backward refuses to use the stale saved
+ * value (it would give d(w*w)/dw = 10 instead of 2 here), naming the op and the tensor. */
+static void test_inplace_write_after_forward(void** state) {
+  of_session_t* s = *state;
+  of_tensor_t* w = make_tensor(s, F32, DIMS(1), VALS(1));
+  ASSERT_OK(of_tensor_set_requires_grad(w, 1));
+  of_tensor_t* y = NULL;
+  of_tensor_t* loss = NULL;
+  ASSERT_OK(of_mul(s, w, w, &y));
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  ASSERT_OK(of_init_constant(s, w, 5));
+  ASSERT_STATUS(of_tensor_backward(s, loss, NULL, 0), OF_STATUS_FAILED_PRECONDITION, "of_tensor_backward", "mul",
+                "'a'", "modified in place");
+  assert_null(grad_of(w));
+  of_tensor_release(y);
+  of_tensor_release(loss);
+
+  /* A fresh forward after the write is fine: d(w*w)/dw at 5 is 10. */
+  ASSERT_OK(of_mul(s, w, w, &y));
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  ASSERT_OK(of_tensor_backward(s, loss, NULL, 0));
+  EXPECT_GRAD(w, F32, DIMS(1), VALS(10), 0);
+  of_tensor_release(y);
+  of_tensor_release(loss);
+
+  /* A backward that does not read the written tensor (add's needs only shapes) is unaffected, as in
+   * PyTorch; and a write through an optimizer step counts like any other in-place write. */
+  ASSERT_OK(of_tensor_set_grad(w, NULL));
+  of_tensor_t* b = make_tensor(s, F32, DIMS(1), VALS(3));
+  ASSERT_OK(of_add(s, w, b, &y));
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  ASSERT_OK(of_init_constant(s, w, 7));
+  ASSERT_OK(of_tensor_backward(s, loss, NULL, 0));
+  EXPECT_GRAD(w, F32, DIMS(1), VALS(1), 0);
+  of_tensor_release(y);
+  of_tensor_release(loss);
+
+  of_optimizer_t* opt = NULL;
+  ASSERT_OK(of_optimizer_sgd_create(s, &w, 1, NULL, &opt));
+  ASSERT_OK(of_mul(s, w, w, &y));
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  ASSERT_OK(of_tensor_backward(s, loss, NULL, 1)); /* retained: a second backward follows */
+  ASSERT_OK(of_optimizer_step(s, opt));             /* writes w, which mul saved as 'a' */
+  ASSERT_STATUS(of_tensor_backward(s, loss, NULL, 0), OF_STATUS_FAILED_PRECONDITION, "mul", "'a'");
+  /* A view of w shares its version: writing through the view counts too. */
+  of_tensor_t* y2 = NULL;
+  of_tensor_t* loss2 = NULL;
+  of_tensor_t* view = NULL;
+  ASSERT_OK(of_mul(s, w, w, &y2));
+  ASSERT_OK(of_sum(s, y2, NULL, 0, 0, &loss2));
+  ASSERT_OK(of_tensor_detach(w, &view));
+  ASSERT_OK(of_init_constant(s, view, 2));
+  ASSERT_STATUS(of_tensor_backward(s, loss2, NULL, 0), OF_STATUS_FAILED_PRECONDITION, "mul", "modified in place");
+  of_tensor_t* tensors[] = {w, b, y, loss, y2, loss2, view};
+  for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
+  of_optimizer_destroy(opt);
+}
+
 /* Every test starts and ends with grad mode on, even when one fails with it off. */
 static int teardown(void** state) {
   of_status_destroy(of_grad_set_enabled(1, NULL));
@@ -406,6 +464,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_cross_entropy_gradient, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_gradients, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_backward_errors, of_test_setup_session, teardown),
+      cmocka_unit_test_setup_teardown(test_inplace_write_after_forward, of_test_setup_session, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

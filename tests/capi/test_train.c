@@ -246,6 +246,25 @@ static void test_init_errors(void** state) {
   ASSERT_STATUS(of_init_xavier_uniform(s, vec, 1), OF_STATUS_INVALID_ARGUMENT, "of_init_xavier_uniform", "2 dims");
   ASSERT_STATUS(of_init_xavier_normal(s, w, -2), OF_STATUS_INVALID_ARGUMENT, "gain", "-2");
   ASSERT_STATUS(of_init_xavier_normal(NULL, w, 1), OF_STATUS_INVALID_ARGUMENT, "session");
+  /* Parameters whose results the dtype cannot hold (they used to be written as inf). */
+  of_tensor_t* half = zeros(s, of_dtype_float16(), dims, 2);
+  of_tensor_t* f64 = zeros(s, of_dtype_float64(), dims, 2);
+  ASSERT_STATUS(of_init_uniform(s, half, 0, 1e6), OF_STATUS_INVALID_ARGUMENT, "of_init_uniform", "b", "float16");
+  ASSERT_STATUS(of_init_normal(s, w, 0, 1e300), OF_STATUS_INVALID_ARGUMENT, "of_init_normal", "std", "float32");
+  ASSERT_STATUS(of_init_normal(s, w, 3e38, 1e38), OF_STATUS_INVALID_ARGUMENT, "mean", "float32");
+  ASSERT_STATUS(of_init_uniform(s, w, -1.7e308, 1.7e308), OF_STATUS_INVALID_ARGUMENT, "a", "float32");
+  ASSERT_STATUS(of_init_uniform(s, f64, -1.7e308, 1.7e308), OF_STATUS_INVALID_ARGUMENT, "b - a", "overflows");
+  ASSERT_STATUS(of_init_xavier_normal(s, half, 1e300), OF_STATUS_INVALID_ARGUMENT, "of_init_xavier_normal", "float16");
+  ASSERT_STATUS(of_init_xavier_uniform(s, half, 1e6), OF_STATUS_INVALID_ARGUMENT, "float16");
+  /* An expanded view has elements that share memory: writing it would keep one value of several. */
+  of_tensor_t* row = zeros(s, of_dtype_float32(), &n5, 1);
+  of_tensor_t* expanded = NULL;
+  const int64_t edims[2] = {3, 5};
+  ASSERT_OK(of_expand(s, row, edims, 2, &expanded));
+  ASSERT_STATUS(of_init_uniform(s, expanded, 0, 1), OF_STATUS_INVALID_ARGUMENT, "of_init_uniform", "share memory");
+  ASSERT_STATUS(of_init_constant(s, expanded, 1), OF_STATUS_INVALID_ARGUMENT, "share memory");
+  of_tensor_release(expanded);
+  of_tensor_release(row);
 
   /* Nothing was written and the generator did not move. */
   double* v = values_of(w, NULL);
@@ -253,6 +272,16 @@ static void test_init_errors(void** state) {
   free(v);
   of_test_assert_same_next_rand(s, fresh, 16);
 
+  /* In range they work, the float16 normal included (bounded by its largest draw), and write finite
+   * values. */
+  ASSERT_OK(of_init_uniform(s, half, -65504, 65504));
+  ASSERT_OK(of_init_normal(s, half, 0, 10000));
+  ASSERT_OK(of_init_uniform(s, f64, -8e307, 8e307));
+  double* hv = values_of(f64, NULL);
+  for (int i = 0; i < 12; ++i) assert_true(isfinite(hv[i]) && fabs(hv[i]) <= 8e307);
+  free(hv);
+  of_tensor_release(half);
+  of_tensor_release(f64);
   of_tensor_release(vec);
   of_tensor_release(ints);
   of_tensor_release(w);
@@ -629,6 +658,41 @@ static void test_safetensors_errors(void** state) {
   ASSERT_STATUS(of_safetensors_load_into(truncated, names, &w2, 1, 0), OF_STATUS_DATA_LOSS, "truncated");
   const double zeros2[2] = {0, 0};
   assert_values_near(w2, zeros2, 2, 0); /* untouched by the failed calls */
+
+  /* Destinations that alias themselves (an expanded view: the file's two rows would land on one) or
+   * each other (two views of one tensor's memory) are refused before anything is read. */
+  {
+    const double m[4] = {1, 2, 3, 4};
+    const int64_t mdims[2] = {2, 2};
+    of_tensor_t* mat = make_f64(s, m, mdims, 2);
+    char mpath[512];
+    path_in_dir("m.safetensors", mpath, sizeof mpath);
+    const char* mname[1] = {"m"};
+    ASSERT_OK(of_safetensors_save(mpath, mname, (const of_tensor_t* const[]){mat}, 1));
+    of_tensor_t* row = zeros(s, of_dtype_float64(), &n2, 1);
+    of_tensor_t* expanded = NULL;
+    ASSERT_OK(of_expand(s, row, mdims, 2, &expanded));
+    ASSERT_STATUS(of_safetensors_load_into(mpath, mname, &expanded, 1, 1), OF_STATUS_INVALID_ARGUMENT,
+                  "of_safetensors_load_into", "'m'", "share memory");
+    assert_values_near(row, zeros2, 2, 0);
+    of_tensor_t* target = zeros(s, of_dtype_float64(), mdims, 2);
+    of_tensor_t* alias = NULL;
+    ASSERT_OK(of_transpose(s, target, 0, 1, &alias));
+    const char* both[2] = {"m", "n"};
+    ASSERT_OK(of_safetensors_save(mpath, both, (const of_tensor_t* const[]){mat, mat}, 2));
+    ASSERT_STATUS(of_safetensors_load_into(mpath, both, (of_tensor_t* const[]){target, alias}, 2, 1),
+                  OF_STATUS_INVALID_ARGUMENT, "'m'", "'n'", "overlap");
+    /* A strided but non-overlapping destination is fine: the transposed view receives the file's
+     * rows as its rows. */
+    ASSERT_OK(of_safetensors_load_into(mpath, mname, &alias, 1, 0));
+    const double transposed[4] = {1, 3, 2, 4};
+    assert_values_near(target, transposed, 4, 0);
+    of_tensor_release(alias);
+    of_tensor_release(target);
+    of_tensor_release(expanded);
+    of_tensor_release(row);
+    of_tensor_release(mat);
+  }
 
   /* The list accessors. */
   ASSERT_OK(of_safetensors_load(s, path, &list));

@@ -79,6 +79,13 @@ TEST(Shape, Numel) {
   // Even with a zero dim, a shape that is not static has no numel().
   ExpectError([] { (Shape{kU, 0}).numel(); }, StatusCode::kInvalidArgument, "dim 0");
   ExpectError([] { (Shape{int64_t{1} << 40, int64_t{1} << 40}).numel(); }, StatusCode::kOutOfRange, "overflow");
+  // One rule whatever the order: the non-zero sizes must multiply within int64, even when a 0 makes the
+  // count 0 (the product is 0 either way).
+  constexpr int64_t k62 = int64_t{1} << 62;
+  ExpectError([] { (Shape{k62, k62, 0}).numel(); }, StatusCode::kOutOfRange, "overflow");
+  ExpectError([] { (Shape{0, k62, k62}).numel(); }, StatusCode::kOutOfRange, "overflow");
+  ExpectError([] { (Shape{k62, 0, k62}).numel_dim(); }, StatusCode::kOutOfRange, "non-zero sizes");
+  EXPECT_EQ((Shape{0, k62, 1}).numel(), 0);
 }
 
 TEST(Shape, NumelDim) {

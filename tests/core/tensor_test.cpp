@@ -684,3 +684,50 @@ TEST(Device, FromRawAndToString) {
 
 }  // namespace
 }  // namespace oneflow
+
+namespace oneflow {
+namespace {
+
+// Views over one 24-element float32 storage, by shape, strides and offset.
+TensorPtr ViewOf(const TensorPtr& base, Shape shape, std::vector<int64_t> strides, int64_t offset = 0) {
+  return Tensor::MakeView(*base, std::move(shape), std::move(strides), offset);
+}
+
+TEST(Tensor, InternalOverlap) {
+  const TensorPtr base = Empty(DType::Float32(), Shape{24}, Device::CPU());
+  EXPECT_FALSE(base->has_internal_overlap());
+  EXPECT_FALSE(ViewOf(base, Shape{4, 6}, {6, 1})->has_internal_overlap());
+  EXPECT_FALSE(ViewOf(base, Shape{6, 4}, {1, 6})->has_internal_overlap());      // transposed
+  EXPECT_FALSE(ViewOf(base, Shape{3, 2}, {6, 2})->has_internal_overlap());      // strided, gaps
+  EXPECT_FALSE(ViewOf(base, Shape{1, 5}, {0, 1})->has_internal_overlap());      // stride 0 on a size-1 dim
+  EXPECT_FALSE(ViewOf(base, Shape{0, 5}, {0, 0})->has_internal_overlap());      // no elements
+  EXPECT_TRUE(ViewOf(base, Shape{3, 4}, {0, 1})->has_internal_overlap());       // expanded rows
+  EXPECT_TRUE(ViewOf(base, Shape{2, 4}, {2, 1})->has_internal_overlap());       // rows interleave
+  EXPECT_TRUE(ViewOf(base, Shape{2, 2, 2}, {4, 1, 1})->has_internal_overlap());
+}
+
+TEST(Tensor, MayShareMemory) {
+  const TensorPtr base = Empty(DType::Float32(), Shape{24}, Device::CPU());
+  const TensorPtr other = Empty(DType::Float32(), Shape{24}, Device::CPU());
+  const TensorPtr first = ViewOf(base, Shape{12}, {1}, 0);
+  const TensorPtr second = ViewOf(base, Shape{12}, {1}, 12);
+  EXPECT_FALSE(MayShareMemory(*first, *second));
+  EXPECT_FALSE(MayShareMemory(*base, *other));
+  EXPECT_TRUE(MayShareMemory(*base, *first));
+  EXPECT_TRUE(MayShareMemory(*first, *ViewOf(base, Shape{2}, {1}, 11)));      // touches the last element
+  EXPECT_FALSE(MayShareMemory(*first, *ViewOf(base, Shape{0}, {1}, 3)));      // empty
+  EXPECT_TRUE(MayShareMemory(*ViewOf(base, Shape{6, 4}, {1, 6}), *second));   // a transpose spans it all
+}
+
+TEST(Tensor, VersionIsSharedByViews) {
+  const TensorPtr base = Empty(DType::Float32(), Shape{4}, Device::CPU());
+  const TensorPtr view = ViewOf(base, Shape{2}, {2}, 1);
+  EXPECT_EQ(base->version(), 0u);
+  view->MarkWritten();
+  EXPECT_EQ(base->version(), 1u);
+  EXPECT_EQ(base->Detach()->version(), 1u);
+  EXPECT_EQ(Tensor::MakeLazy(1, 0, DType::Float32(), Shape{2}, Device::CPU())->version(), 0u);
+}
+
+}  // namespace
+}  // namespace oneflow

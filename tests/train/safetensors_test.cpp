@@ -216,8 +216,12 @@ TEST_F(SafetensorsTest, LoadIntoErrorsChangeNothing) {
   TensorPtr w = Full(DType::Float32(), Shape{2, 3}, 0.0, Device::CPU());
   TensorPtr b = Full(DType::Float64(), Shape{3}, 0.0, Device::CPU());
   const std::string zeros_w = Bytes(w);
-  ExpectError([&] { safetensors::LoadInto(path, {{"w", w}, {"b", b}, {"c", b}}, true); }, StatusCode::kNotFound,
+  TensorPtr c = Full(DType::Float64(), Shape{3}, 0.0, Device::CPU());
+  ExpectError([&] { safetensors::LoadInto(path, {{"w", w}, {"b", b}, {"c", c}}, true); }, StatusCode::kNotFound,
               {path, "'c'"});
+  // One tensor under two names: each copy would overwrite the other.
+  ExpectError([&] { safetensors::LoadInto(path, {{"w", w}, {"b", b}, {"c", b}}, false); },
+              StatusCode::kInvalidArgument, {"'b'", "'c'", "overlap"});
   ExpectError([&] { safetensors::LoadInto(path, {{"w", w}}, true); }, StatusCode::kInvalidArgument,
               {"'b'", "not among the targets"});
   ExpectError([&] { safetensors::LoadInto(path, {{"w", w}, {"b", Full(DType::Float32(), Shape{3}, 0, Device::CPU())}}, true); },

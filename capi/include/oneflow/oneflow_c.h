@@ -240,7 +240,8 @@ typedef void (*of_deleter_fn)(void* data, void* user_data);
 /* Every creation function below returns a new reference in *out_tensor, owned by the caller and
  * released with of_tensor_release. `dims` holds `ndim` sizes (it may be NULL when ndim is 0, for a
  * 0-d tensor); every size must be concrete (>= 0): OF_DIM_UNKNOWN or a symbol is INVALID_ARGUMENT.
- * Sizes whose product overflows int64 give OUT_OF_RANGE; a tensor too large to allocate gives
+ * Sizes whose product overflows int64 give OUT_OF_RANGE (the non-zero sizes count even when another
+ * size is 0: (2^62, 2^62, 0) and (0, 2^62, 2^62) alike); a tensor too large to allocate gives
  * RESOURCE_EXHAUSTED.
  * `session` is used for its default device (and, for rand/randn, its generator); the tensor does
  * not depend on it afterwards. */
@@ -278,8 +279,8 @@ OF_API of_status_t* of_tensor_rand(of_session_t* session, const of_dtype_t* dtyp
 OF_API of_status_t* of_tensor_randn(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                     size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
 /* The 1-d tensor start, start + step, ... up to but excluding `end`: ceil((end - start) / step)
- * elements. step must be non-zero and point from start towards end; for integer dtypes the values
- * must be integral. */
+ * elements (OUT_OF_RANGE past int64, RESOURCE_EXHAUSTED when they cannot be allocated). step must be
+ * non-zero and point from start towards end; for integer dtypes the values must be integral. */
 OF_API of_status_t* of_tensor_arange(of_session_t* session, double start, double end, double step,
                                      const of_dtype_t* dtype, const of_tensor_options_t* options,
                                      of_tensor_t** out_tensor);
@@ -621,8 +622,13 @@ OF_API of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** ou
 /* Computes the gradients of `tensor` (which must require grad) and accumulates them into the leaves'
  * grads. grad is the gradient of `tensor` (same shape, dtype and device; borrowed), or NULL for an
  * implicit 1, which needs a tensor of one element (a scalar loss). Unless retain_graph is 1, the
- * graph's saved tensors are freed as the walk goes, and a second backward through any part of it is
- * FAILED_PRECONDITION. Backward ops run on `session`'s thread pool, with grad mode off. */
+ * graph's saved tensors are freed once the walk is done, and a second backward through any part of it
+ * is FAILED_PRECONDITION. Backward ops run on `session`'s thread pool, with grad mode off.
+ * A tensor an op saved for its gradient (mul's operands, relu's result, ...) and that was then written
+ * in place (an initialiser, an optimizer step, of_safetensors_load_into, an op that updates its input,
+ * through any view of the same memory) makes backward FAILED_PRECONDITION naming the op and the
+ * tensor: its gradient would be wrong. Writes to adopted memory behind the library's back are not
+ * seen. A failed backward stores no gradient and frees nothing. */
 OF_API of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tensor, const of_tensor_t* grad,
                                        int32_t retain_graph);
 /* Switches grad mode on (1) or off (0) for the calling thread; *out_previous (when not NULL) receives
@@ -637,15 +643,19 @@ OF_API of_status_t* of_grad_is_enabled(int32_t* out_enabled);
 /*===--- training: initialisers and optimizers ----------------------------------------------===*/
 
 /* Initialisers (PyTorch's torch.nn.init) fill `tensor` IN PLACE: a floating-point CPU tensor of any
- * layout (borrowed; it must not be in use by another thread). The random ones draw from `session`'s
- * generator (reproducible for a seed, whatever the thread count) and run on its thread pool. They
- * write no autograd state. A zero-element tensor is left as it is. INVALID_ARGUMENT for a NULL
- * session or tensor, a tensor that is not floating or not on the CPU, a non-finite parameter, and
- * as each function says; a failed call writes nothing and leaves the generator alone. */
+ * layout whose elements do not share memory (an expanded view is INVALID_ARGUMENT; borrowed; it must
+ * not be in use by another thread). The random ones draw from `session`'s generator (reproducible
+ * for a seed, whatever the thread count) and run on its thread pool. They write no autograd state
+ * (but count as an in-place write for of_tensor_backward). A zero-element tensor is left as it is.
+ * INVALID_ARGUMENT for a NULL session or tensor, a tensor that is not floating or not on the CPU, a
+ * non-finite parameter, parameters whose values the dtype cannot represent (they would be written as
+ * inf), and as each function says; a failed call writes nothing and leaves the generator alone. */
 
-/* Uniform in [a, b); a <= b. */
+/* Uniform in [a, b); a <= b, both representable in the dtype, and b - a finite. */
 OF_API of_status_t* of_init_uniform(of_session_t* session, of_tensor_t* tensor, double a, double b);
-/* Normal with mean `mean` and standard deviation `std` >= 0. */
+/* Normal with mean `mean` and standard deviation `std` >= 0, such that |mean| + std * zmax is
+ * representable in the dtype, zmax being the largest draw (about 5.77 for float32 and the 16-bit
+ * dtypes, drawn in float32; 8.57 for float64). Kaiming and Xavier below follow the same rules. */
 OF_API of_status_t* of_init_normal(of_session_t* session, of_tensor_t* tensor, double mean, double std);
 /* Every element `value`, which must be representable in the dtype (as for of_tensor_full). */
 OF_API of_status_t* of_init_constant(of_session_t* session, of_tensor_t* tensor, double value);
@@ -781,6 +791,8 @@ OF_API of_status_t* of_safetensors_save(const char* path, const char* const* nam
 OF_API of_status_t* of_safetensors_load(of_session_t* session, const char* path, of_tensor_list_t** out_list);
 /* Copies the file's tensors into the n existing tensors `tensors` (borrowed, modified in place: CPU
  * tensors of any layout, or contiguous tensors on another device) by name, e.g. a model's parameters.
+ * A destination whose elements share memory (an expanded view), or two destinations that overlap in
+ * memory, would lose the file's data: INVALID_ARGUMENT naming them.
  * Each must have the file's dtype and shape (INVALID_ARGUMENT naming the tensor and both). strict 1:
  * every name must be in the file (NOT_FOUND otherwise) and every tensor of the file must be named
  * (INVALID_ARGUMENT otherwise); strict 0: only the names present in both are copied. Everything is
