@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev                                # CPU kernels (oneDNN)
   zlib1g-dev                                 # gzip-compressed IDX files
   dataset-fashion-mnist                      # the training example's data
+  swig bindgen golang-go                     # the binding generators (the header is checked against each)
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(python3-torch python3-torchvision)

@@ -9,7 +9,8 @@ of_status_t g_out_of_memory{OF_STATUS_RESOURCE_EXHAUSTED, {}};
 
 of_status_t* MakeStatus(StatusCode code, std::string message) noexcept {
   try {
-    return new of_status_t{static_cast<of_status_code_t>(code), std::move(message)};
+    // The header promises UTF-8 without embedded NULs (C reads the message up to its first NUL).
+    return new of_status_t{static_cast<of_status_code_t>(code), SanitizeMessage(message)};
   } catch (...) {
     return &g_out_of_memory;
   }

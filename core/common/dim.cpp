@@ -1,10 +1,12 @@
 #include "core/common/dim.h"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <string>
 
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace oneflow {
 namespace {
@@ -14,6 +16,7 @@ namespace {
 struct SymbolRegistry {
   std::mutex mutex;
   std::deque<std::string> names;
+  std::deque<uint64_t> owners;  // parallel to names: the owner given to NewSymbol
 };
 
 SymbolRegistry& Registry() {
@@ -25,16 +28,24 @@ int64_t SymbolNumber(int64_t raw) { return raw - Dim::kUnknownValue; }
 
 }  // namespace
 
-Dim Dim::NewSymbol(std::string_view name) {
+Dim Dim::NewSymbol(std::string_view name, uint64_t owner) {
   OF_CHECK(!name.empty()) << "a named dim symbol needs a non-empty name";
   OF_CHECK(name != "?") << "'?' is the printed form of an unknown dim and cannot name a symbol";
-  OF_CHECK(!(name[0] >= '0' && name[0] <= '9')) << "dim symbol name '" << name << "' must not start with a digit";
+  OF_CHECK(!(name[0] >= '0' && name[0] <= '9')) << "dim symbol name " << Quote(name) << " must not start with a digit";
+  // Symbols print inside shapes and messages: a short UTF-8 identifier, no control characters.
+  OF_CHECK(name.size() <= kMaxSymbolName) << "dim symbol name " << Quote(name) << " is longer than " << kMaxSymbolName
+                                          << " bytes";
+  OF_CHECK(IsValidUtf8(name) && std::none_of(name.begin(), name.end(), [](char c) {
+             return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+           }))
+      << "dim symbol name " << Quote(name) << " must be UTF-8 text without control characters";
   SymbolRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (static_cast<int64_t>(r.names.size()) + 1 >= kMaxSymbols) {
     OF_THROW(ResourceExhausted) << "too many dim symbols (at most " << kMaxSymbols - 1 << ")";
   }
   r.names.emplace_back(name);
+  r.owners.push_back(owner);
   Dim d;
   d.value_ = kUnknownValue + static_cast<int64_t>(r.names.size());
   return d;
@@ -65,6 +76,14 @@ int64_t Dim::value() const {
   if (is_known()) return value_;
   OF_THROW(InvalidArgument) << "dimension " << ToString()
                             << " is not known here; a concrete size is required";
+}
+
+uint64_t Dim::symbol_owner() const {
+  if (!is_symbol()) return 0;
+  SymbolRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const int64_t k = SymbolNumber(value_);
+  return k > static_cast<int64_t>(r.owners.size()) ? 0 : r.owners[static_cast<size_t>(k - 1)];
 }
 
 std::string_view Dim::symbol_name() const {

@@ -32,6 +32,7 @@ class Dim {
  public:
   static constexpr int64_t kUnknownValue = std::numeric_limits<int64_t>::min();
   static constexpr int64_t kMaxSymbols = int64_t{1} << 31;
+  static constexpr size_t kMaxSymbolName = 256;  // bytes
 
   constexpr Dim() = default;  // unknown
   Dim(int64_t value) : value_(value) { Validate(value); }  // NOLINT: sizes convert implicitly
@@ -39,9 +40,11 @@ class Dim {
   Dim(T value) : Dim(CheckedInt64(value)) {}  // NOLINT
 
   static constexpr Dim Unknown() { return Dim(); }
-  // A new named symbol, distinct from every other symbol in the process (two calls with the same
-  // name give two symbols; sessions keep name -> symbol tables). Thread-safe.
-  static Dim NewSymbol(std::string_view name);
+  // A new named symbol (name: non-empty UTF-8 of at most kMaxSymbolName bytes, no control characters,
+  // not "?", not starting with a digit), distinct from every other symbol in the process (two calls with the same
+  // name give two symbols; sessions keep name -> symbol tables). `owner` is recorded for messages and
+  // checks (a session's id; 0 for none). Thread-safe.
+  static Dim NewSymbol(std::string_view name, uint64_t owner = 0);
   // Rebuilds a Dim from its encoding; InvalidArgument naming `what` if the encoding is invalid or a
   // symbol number that was never created.
   static Dim FromRaw(int64_t raw, std::string_view what);
@@ -54,6 +57,7 @@ class Dim {
   operator int64_t() const { return value(); }  // NOLINT: see the header comment
   int64_t value_or(int64_t fallback) const { return is_known() ? value_ : fallback; }
   std::string_view symbol_name() const;  // the symbol's name; "" unless is_symbol()
+  uint64_t symbol_owner() const;          // the owner given to NewSymbol; 0 unless is_symbol()
   std::string ToString() const;          // "5", "?" or the symbol's name
 
   static bool ProvablyEqual(Dim a, Dim b) { return a.is_unknown() ? false : a.value_ == b.value_; }

@@ -85,7 +85,7 @@ Symbol<DType> DType::FromName(std::string_view name) {
   for (const Alias& a : kAliases) {
     if (a.name == name) return Get(a.type);
   }
-  OF_THROW(NotFound) << "no dtype is named '" << name << "'";
+  OF_THROW(NotFound) << "no dtype is named " << Quote(name);
 }
 
 Symbol<DType> DType::FromDLPack(DLPackDataType dl) {

@@ -43,6 +43,20 @@ enum class StatusCode : int32_t {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// Note [User strings in messages]: messages are UTF-8 and readable whatever the caller passed, so a
+// string that comes from the user (a name, a path) is written with Quote: in single quotes, escaped
+// (invalid UTF-8, control bytes and NUL as \xNN, a quote or backslash with a backslash) and cut to
+// kQuoteLimit bytes ("...'(+N bytes)"). The C boundary passes every message through SanitizeMessage
+// as well, which makes any remaining invalid UTF-8 or NUL an escape and caps the length.
+struct Quoted {
+  std::string_view text;
+};
+inline Quoted Quote(std::string_view text) { return Quoted{text}; }
+inline constexpr size_t kQuoteLimit = 96;
+std::string QuoteString(std::string_view text);  // what Quote formats as
+// Valid UTF-8 without NUL, at most `limit` bytes (longer ones keep their head and say how long they were).
+std::string SanitizeMessage(std::string_view message, size_t limit = 4096);
+
 class Error : public std::exception {
  public:
   Error(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -90,6 +104,13 @@ std::string CheckOpMessage(const char* expr, const A& a, const B& b) {
 }  // namespace detail
 
 }  // namespace oneflow
+
+template <>
+struct fmt::formatter<oneflow::Quoted> : fmt::formatter<std::string_view> {
+  auto format(oneflow::Quoted q, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(oneflow::QuoteString(q.text), ctx);
+  }
+};
 
 #define OF_THROW(code) \
   ::oneflow::detail::ErrorThrower() = ::oneflow::ErrorBuilder(::oneflow::StatusCode::k##code)

@@ -1,6 +1,7 @@
 // Devices and the backend interface every device implements.
 //
-// A Backend owns a device's allocator and copy routines (and, later, its streams and kernels).
+// A Backend owns a device's allocator and copy routines (streams are to come). Kernels are not the
+// backend's: each op lists its kernels per device in its registry entry (core/op/op_registry.h).
 // Backends are process-wide and live until the process ends; GetBackend() finds one by Device.
 // The CPU backend is always built; a CUDA backend is built when CMake finds nvcc (OF_WITH_CUDA) and
 // registers itself the same way. Asking for a device this build cannot serve is an Unavailable error.

@@ -40,9 +40,9 @@ int32_t GraphBuilder::VariableFor(const TensorPtr& tensor, const std::string& pa
   Graph& g = *graph_.load();
   const ViewKey key = KeyOf(*tensor);
   if (auto it = variables_.find(key); it != variables_.end()) {
-    OF_CHECK(param_name.empty()) << "this tensor is already bound in graph '" << g.name() << "' as '"
-                                 << g.program_.values[static_cast<size_t>(it->second)].name
-                                 << "'; register parameters before their first use";
+    OF_CHECK(param_name.empty()) << "this tensor is already bound in graph " << Quote(g.name()) << " as "
+                                 << Quote(g.program_.values[static_cast<size_t>(it->second)].name)
+                                 << "; register parameters before their first use";
     return it->second;
   }
   const bool trainable = !param_name.empty() || (tensor->requires_grad() && tensor->is_leaf());
@@ -52,7 +52,7 @@ int32_t GraphBuilder::VariableFor(const TensorPtr& tensor, const std::string& pa
   Program& p = g.program_;
   for (int32_t v : p.variables) {
     OF_CHECK(p.values[static_cast<size_t>(v)].name != name)
-        << "graph '" << g.name() << "' already has a variable named '" << name << "'";
+        << "graph " << Quote(g.name()) << " already has a variable named " << Quote(name);
   }
   // The store holds the tensor (a graph holds none); entries and program.variables share one order.
   session_->free_tensors().Add(g.id(), name, tensor, trainable);
@@ -81,8 +81,8 @@ std::vector<TensorPtr> GraphBuilder::Intercept(const OpDef& op, std::vector<Tens
     const Tensor& t = *inputs[i];
     int32_t v;
     if (t.is_lazy()) {
-      OF_CHECK(t.lazy_graph() == g.id()) << "input '" << name << "' is a lazy tensor of another graph ("
-                                         << GraphLabel(t.lazy_graph()) << "), not of graph '" << g.name() << "'";
+      OF_CHECK(t.lazy_graph() == g.id()) << "input " << Quote(name) << " is a lazy tensor of another graph ("
+                                         << GraphLabel(t.lazy_graph()) << "), not of graph " << Quote(g.name());
       v = t.lazy_value();
     } else {
       v = VariableFor(inputs[i]);
@@ -93,7 +93,7 @@ std::vector<TensorPtr> GraphBuilder::Intercept(const OpDef& op, std::vector<Tens
       device = metas[i].device;
       have_device = true;
     } else {
-      OF_CHECK(metas[i].device == device) << "input '" << name << "' is on " << metas[i].device
+      OF_CHECK(metas[i].device == device) << "input " << Quote(name) << " is on " << metas[i].device
                                           << " but other inputs are on " << device;
     }
   }

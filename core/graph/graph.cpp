@@ -32,19 +32,19 @@ Graph::~Graph() {
 
 void Graph::CheckBuilding(const char* what) const {
   if (state_ != State::kBuilding) {
-    OF_THROW(FailedPrecondition) << what << ": graph '" << name_ << "' is "
+    OF_THROW(FailedPrecondition) << what << ": graph " << Quote(name_) << " is "
                                  << (state_ == State::kBuilt ? "already built" : "not being built")
                                  << " (begin_build ... end_build is the one build of a graph)";
   }
   if (builder_->thread() != std::this_thread::get_id()) {
-    OF_THROW(FailedPrecondition) << what << ": graph '" << name_
-                                 << "' is being built on another thread; a build stays on the thread that began it";
+    OF_THROW(FailedPrecondition) << what << ": graph " << Quote(name_)
+                                 << " is being built on another thread; a build stays on the thread that began it";
   }
 }
 
 void Graph::BeginBuild() {
   if (state_ != State::kEmpty) {
-    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' is "
+    OF_THROW(FailedPrecondition) << "graph " << Quote(name_) << " is "
                                  << (state_ == State::kBuilt ? "already built" : "already being built")
                                  << "; a graph is built once (create a new graph for another program)";
   }
@@ -60,9 +60,16 @@ void Graph::BeginBuild() {
 TensorPtr Graph::AddInput(std::string name, Symbol<DType> dtype, Shape shape) {
   CheckBuilding("add_input");
   OF_CHECK(!name.empty()) << "an input needs a name";
+  for (int64_t i = 0; i < shape.ndim(); ++i) {
+    const uint64_t owner = shape[i].symbol_owner();
+    OF_CHECK(owner == 0 || owner == session_->id())
+        << "input " << Quote(name) << ": dims[" << i << "] is the symbol '" << shape[i] << "' of session " << owner
+        << ", but graph " << Quote(name_) << " belongs to session " << session_->id()
+        << "; use of_session_dim_symbol of the graph's session";
+  }
   for (int32_t v : program_.inputs) {
     OF_CHECK(program_.values[static_cast<size_t>(v)].name != name)
-        << "graph '" << name_ << "' already has an input named '" << name << "'";
+        << "graph " << Quote(name_) << " already has an input named " << Quote(name);
   }
   const auto v = static_cast<int32_t>(program_.values.size());
   program_.values.push_back(Value{.meta = TensorMeta{dtype, std::move(shape), session_->default_device()},
@@ -75,19 +82,21 @@ TensorPtr Graph::AddInput(std::string name, Symbol<DType> dtype, Shape shape) {
 void Graph::AddParameter(const TensorPtr& tensor, std::string name) {
   CheckBuilding("add_parameter");
   OF_CHECK(tensor) << "the parameter is null";
-  OF_CHECK(!tensor->is_lazy()) << "parameter '" << name << "' is a lazy tensor; parameters are eager tensors";
+  OF_CHECK(!tensor->is_lazy()) << "parameter " << Quote(name) << " is a lazy tensor; parameters are eager tensors";
   OF_CHECK(!name.empty()) << "a parameter needs a name";
   OF_CHECK(tensor->dtype()->is_floating_point() && tensor->is_leaf())
-      << "parameter '" << name << "' must be a floating-point leaf tensor, got " << tensor->dtype()
+      << "parameter " << Quote(name) << " must be a floating-point leaf tensor, got " << tensor->dtype()
       << (tensor->is_leaf() ? "" : " computed by an op");
   builder_->VariableFor(tensor, name);
+  // A registered parameter is trainable: backward must trace its gradient (as for an nn.Parameter).
+  tensor->set_requires_grad(true);
 }
 
 void Graph::AddOutput(const TensorPtr& tensor) {
   CheckBuilding("add_output");
   OF_CHECK(tensor) << "the output is null";
   OF_CHECK(tensor->is_lazy() && tensor->lazy_graph() == id_)
-      << "an output must be a lazy tensor of graph '" << name_ << "' (a result of ops in this build), got "
+      << "an output must be a lazy tensor of graph " << Quote(name_) << " (a result of ops in this build), got "
       << (tensor->is_lazy() ? "a lazy tensor of another graph" : "an eager tensor");
   program_.outputs.push_back(tensor->lazy_value());
 }
@@ -96,7 +105,7 @@ void Graph::AddOptimizer(std::shared_ptr<Optimizer> optimizer) {
   CheckBuilding("add_optimizer");
   OF_CHECK(optimizer) << "the optimizer is null";
   for (const Update& u : updates_) {
-    OF_CHECK(u.optimizer != optimizer) << "this optimizer is already attached to graph '" << name_ << "'";
+    OF_CHECK(u.optimizer != optimizer) << "this optimizer is already attached to graph " << Quote(name_);
   }
   NoGradGuard no_grad;
   size_t traced = 0;
@@ -119,7 +128,7 @@ void Graph::AddOptimizer(std::shared_ptr<Optimizer> optimizer) {
 void Graph::EndBuild() {
   CheckBuilding("end_build");
   if (program_.outputs.empty() && updates_.empty()) {
-    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' has no outputs and no optimizer: declare an output "
+    OF_THROW(FailedPrecondition) << "graph " << Quote(name_) << " has no outputs and no optimizer: declare an output "
                                     "(add_output) or attach an optimizer before ending the build";
   }
   InstallBuilder(nullptr);
@@ -130,7 +139,7 @@ void Graph::EndBuild() {
 
 void Graph::CheckRunnable() const {
   if (state_ != State::kBuilt) {
-    OF_THROW(FailedPrecondition) << "graph '" << name_ << "' "
+    OF_THROW(FailedPrecondition) << "graph " << Quote(name_) << " "
                                  << (state_ == State::kEmpty ? "was never built" : "is still being built")
                                  << ": build it (begin_build, ops, end_build) before running it";
   }
@@ -140,7 +149,7 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   CheckRunnable();
   OF_CHECK(inputs.size() == program_.inputs.size())
-      << "graph '" << name_ << "' takes " << program_.inputs.size() << " input(s), got " << inputs.size();
+      << "graph " << Quote(name_) << " takes " << program_.inputs.size() << " input(s), got " << inputs.size();
   ShapeBinding binding;
   std::vector<int64_t> key;
   std::vector<Shape> shapes;

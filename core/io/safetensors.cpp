@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include "core/common/utf8.h"
 #include "core/session/session.h"
 #include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
@@ -49,39 +50,6 @@ std::string_view FormatName(Symbol<DType> dtype) {
   OF_THROW(Internal) << "dtype " << dtype << " has no safetensors name";
 }
 
-// Whether s is well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
-bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int extra;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1, cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2, cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= static_cast<size_t>(extra)) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((extra == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (extra == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
-      return false;
-    }
-    i += static_cast<size_t>(extra) + 1;
-  }
-  return true;
-}
 
 // ---- a small strict JSON reader: objects, arrays, strings and integers -----------------------------
 
@@ -120,7 +88,7 @@ class JsonReader {
 
  private:
   [[noreturn]] void Fail(std::string_view problem) const {
-    OF_THROW(DataLoss) << path_ << ": the header is not valid JSON: " << problem << " at byte " << pos_
+    OF_THROW(DataLoss) << Quote(path_) << ": the header is not valid JSON: " << problem << " at byte " << pos_
                        << " of the header";
   }
   bool AtEnd() const { return pos_ >= text_.size(); }
@@ -341,7 +309,7 @@ using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
   if (err == EACCES || err == EPERM || err == EROFS) code = StatusCode::kPermissionDenied;
   if (err == ENOSPC) code = StatusCode::kResourceExhausted;
   if (err == EISDIR) code = StatusCode::kInvalidArgument;
-  throw Error(code, fmt::format("{}: cannot {}: {}", path, action, std::strerror(err)));
+  throw Error(code, fmt::format("{}: cannot {}: {}", Quote(path), action, std::strerror(err)));
 }
 
 FilePtr OpenForReading(const std::string& path, uint64_t* size) {
@@ -350,7 +318,7 @@ FilePtr OpenForReading(const std::string& path, uint64_t* size) {
   const auto status = std::filesystem::status(path, ec);
   if (ec) ThrowIo(path, "open the file", ec.value());
   if (status.type() == std::filesystem::file_type::not_found) ThrowIo(path, "open the file", ENOENT);
-  OF_CHECK(std::filesystem::is_regular_file(status)) << path << ": not a regular file";
+  OF_CHECK(std::filesystem::is_regular_file(status)) << Quote(path) << ": not a regular file";
   *size = std::filesystem::file_size(path, ec);
   if (ec) ThrowIo(path, "read the file size", ec.value());
   FilePtr file(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -362,7 +330,7 @@ void ReadExactly(std::FILE* file, void* dst, uint64_t nbytes, const std::string&
   if (nbytes == 0) return;
   if (std::fread(dst, 1, nbytes, file) != nbytes) {
     if (std::ferror(file)) ThrowIo(path, fmt::format("read {}", what), errno);
-    OF_THROW(DataLoss) << path << ": truncated: the file ended while reading " << what;
+    OF_THROW(DataLoss) << Quote(path) << ": truncated: the file ended while reading " << what;
   }
 }
 
@@ -371,17 +339,21 @@ const Json& Field(const Json& object, std::string_view key, Json::Kind kind, con
   for (const auto& [k, v] : object.members) {
     if (k != key) continue;
     if (v.kind != kind) {
-      OF_THROW(DataLoss) << path << ": tensor '" << tensor << "': \"" << key << "\" must be " << KindName(kind)
+      OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(tensor) << ": \"" << key << "\" must be " << KindName(kind)
                          << ", got " << KindName(v.kind);
     }
     return v;
   }
-  OF_THROW(DataLoss) << path << ": tensor '" << tensor << "' has no \"" << key << "\"";
+  OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(tensor) << " has no \"" << key << "\"";
 }
 
 Entry ParseEntry(const std::string& name, const Json& info, const std::string& path) {
+  // A name is read back as a C string (of_tensor_list_name): "a\u0000b" would come back as "a".
+  if (name.find('\0') != std::string::npos) {
+    OF_THROW(DataLoss) << Quote(path) << ": tensor name " << Quote(name) << " contains a NUL character (\\u0000)";
+  }
   if (info.kind != Json::Kind::kObject) {
-    OF_THROW(DataLoss) << path << ": tensor '" << name << "' must be described by an object, got "
+    OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(name) << " must be described by an object, got "
                        << KindName(info.kind);
   }
   Entry e;
@@ -391,18 +363,18 @@ Entry ParseEntry(const std::string& name, const Json& info, const std::string& p
     if (d.name == dtype) e.dtype = DType::Get(d.type);
   }
   if (!e.dtype) {
-    OF_THROW(InvalidArgument) << path << ": tensor '" << name << "' has dtype \"" << dtype
+    OF_THROW(InvalidArgument) << Quote(path) << ": tensor " << Quote(name) << " has dtype \"" << dtype
                               << "\", which is not supported (BOOL, U8, I8, I16, I32, I64, F16, BF16, F32, F64)";
   }
   uint64_t nbytes = e.dtype->bytes();
   std::vector<Dim> dims;
   for (const Json& d : Field(info, "shape", Json::Kind::kArray, path, name).items) {
     if (d.kind != Json::Kind::kInteger || d.integer < 0) {
-      OF_THROW(DataLoss) << path << ": tensor '" << name << "': shape entries must be integers >= 0";
+      OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(name) << ": shape entries must be integers >= 0";
     }
     const auto size = static_cast<uint64_t>(d.integer);
     if (size != 0 && nbytes > std::numeric_limits<uint64_t>::max() / 2 / size) {
-      OF_THROW(DataLoss) << path << ": tensor '" << name << "': the shape is too large";
+      OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(name) << ": the shape is too large";
     }
     nbytes *= size;
     dims.emplace_back(d.integer);
@@ -412,12 +384,12 @@ Entry ParseEntry(const std::string& name, const Json& info, const std::string& p
   if (offsets.items.size() != 2 || offsets.items[0].kind != Json::Kind::kInteger ||
       offsets.items[1].kind != Json::Kind::kInteger || offsets.items[0].integer < 0 ||
       offsets.items[1].integer < offsets.items[0].integer) {
-    OF_THROW(DataLoss) << path << ": tensor '" << name << "': data_offsets must be [begin, end] with 0 <= begin <= end";
+    OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(name) << ": data_offsets must be [begin, end] with 0 <= begin <= end";
   }
   e.begin = static_cast<uint64_t>(offsets.items[0].integer);
   e.end = static_cast<uint64_t>(offsets.items[1].integer);
   if (e.end - e.begin != nbytes) {
-    OF_THROW(DataLoss) << path << ": tensor '" << name << "' (" << dtype << ", shape " << e.shape << ") needs "
+    OF_THROW(DataLoss) << Quote(path) << ": tensor " << Quote(name) << " (" << dtype << ", shape " << e.shape << ") needs "
                        << nbytes << " bytes but its data_offsets [" << e.begin << ", " << e.end << "] span "
                        << e.end - e.begin;
   }
@@ -426,7 +398,7 @@ Entry ParseEntry(const std::string& name, const Json& info, const std::string& p
 
 Header ReadHeader(std::FILE* file, uint64_t file_size, const std::string& path) {
   if (file_size < 8) {
-    OF_THROW(DataLoss) << path << ": truncated: the file is " << file_size
+    OF_THROW(DataLoss) << Quote(path) << ": truncated: the file is " << file_size
                        << " bytes, too short for the 8-byte header size";
   }
   unsigned char size_bytes[8];
@@ -434,26 +406,26 @@ Header ReadHeader(std::FILE* file, uint64_t file_size, const std::string& path) 
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | size_bytes[i];
   if (n > file_size - 8) {
-    OF_THROW(DataLoss) << path << ": truncated: the header size is " << n << " bytes but the file has only "
+    OF_THROW(DataLoss) << Quote(path) << ": truncated: the header size is " << n << " bytes but the file has only "
                        << file_size - 8 << " bytes after it";
   }
   if (n > kMaxHeaderSize) {
-    OF_THROW(DataLoss) << path << ": the header size " << n << " exceeds the limit of " << kMaxHeaderSize << " bytes";
+    OF_THROW(DataLoss) << Quote(path) << ": the header size " << n << " exceeds the limit of " << kMaxHeaderSize << " bytes";
   }
   std::string text(n, '\0');
   ReadExactly(file, text.data(), n, path, "the header");
   const Json root = JsonReader(text, path).ParseDocument();
-  if (root.kind != Json::Kind::kObject) OF_THROW(DataLoss) << path << ": the header must be a JSON object";
+  if (root.kind != Json::Kind::kObject) OF_THROW(DataLoss) << Quote(path) << ": the header must be a JSON object";
 
   Header header;
   header.data_start = 8 + n;
   const uint64_t data_size = file_size - header.data_start;
   for (const auto& [name, value] : root.members) {
     if (name == kMetadataKey) {
-      if (value.kind != Json::Kind::kObject) OF_THROW(DataLoss) << path << ": \"__metadata__\" must be an object";
+      if (value.kind != Json::Kind::kObject) OF_THROW(DataLoss) << Quote(path) << ": \"__metadata__\" must be an object";
       for (const auto& [k, v] : value.members) {
         if (v.kind != Json::Kind::kString) {
-          OF_THROW(DataLoss) << path << ": metadata \"" << k << "\" must be a string, got " << KindName(v.kind);
+          OF_THROW(DataLoss) << Quote(path) << ": metadata \"" << k << "\" must be a string, got " << KindName(v.kind);
         }
         header.metadata.emplace_back(k, v.string);
       }
@@ -461,7 +433,7 @@ Header ReadHeader(std::FILE* file, uint64_t file_size, const std::string& path) 
     }
     Entry e = ParseEntry(name, value, path);
     if (e.end > data_size) {
-      OF_THROW(DataLoss) << path << ": truncated: tensor '" << name << "' ends at byte " << e.end
+      OF_THROW(DataLoss) << Quote(path) << ": truncated: tensor " << Quote(name) << " ends at byte " << e.end
                          << " of the data but the file holds only " << data_size << " bytes of data";
     }
     header.entries.push_back(std::move(e));
@@ -473,18 +445,18 @@ Header ReadHeader(std::FILE* file, uint64_t file_size, const std::string& path) 
   const Entry* previous = nullptr;
   for (const Entry& e : header.entries) {
     if (e.begin < at) {
-      OF_THROW(DataLoss) << path << ": tensors '" << previous->name << "' [" << previous->begin << ", "
-                         << previous->end << "] and '" << e.name << "' [" << e.begin << ", " << e.end
+      OF_THROW(DataLoss) << Quote(path) << ": tensors " << Quote(previous->name) << " [" << previous->begin << ", "
+                         << previous->end << "] and " << Quote(e.name) << " [" << e.begin << ", " << e.end
                          << "] overlap";
     }
     if (e.begin > at) {
-      OF_THROW(DataLoss) << path << ": bytes [" << at << ", " << e.begin << ") of the data belong to no tensor";
+      OF_THROW(DataLoss) << Quote(path) << ": bytes [" << at << ", " << e.begin << ") of the data belong to no tensor";
     }
     at = e.end;
     previous = &e;
   }
   if (at != data_size) {
-    OF_THROW(DataLoss) << path << ": the file has " << data_size << " bytes of data but its tensors cover only " << at;
+    OF_THROW(DataLoss) << Quote(path) << ": the file has " << data_size << " bytes of data but its tensors cover only " << at;
   }
   return header;
 }
@@ -504,13 +476,13 @@ std::vector<TensorPtr> ReadData(std::FILE* file, const Header& header, const std
       }
     }
     TensorPtr t = Empty(e.dtype, e.shape, Device::CPU());
-    ReadExactly(file, t->raw_data(), e.end - e.begin, path, fmt::format("tensor '{}'", e.name));
+    ReadExactly(file, t->raw_data(), e.end - e.begin, path, fmt::format("tensor {}", Quote(e.name)));
     position = e.end;
     if (e.dtype->is_bool()) {
       const auto* bytes = static_cast<const unsigned char*>(t->raw_data());
       for (int64_t k = 0; k < t->numel(); ++k) {
         if (bytes[k] > 1) {
-          OF_THROW(DataLoss) << path << ": BOOL tensor '" << e.name << "' holds the byte " << int{bytes[k]}
+          OF_THROW(DataLoss) << Quote(path) << ": BOOL tensor " << Quote(e.name) << " holds the byte " << int{bytes[k]}
                              << " at element " << k << " (only 0 and 1 are booleans)";
         }
       }
@@ -560,14 +532,16 @@ void CheckNames(const NamedTensors& tensors, const Metadata& metadata) {
     const auto& [name, t] = tensors[i];
     OF_CHECK(!name.empty()) << "tensor " << i << " has an empty name";
     OF_CHECK(IsValidUtf8(name)) << "the name of tensor " << i << " is not valid UTF-8";
+    OF_CHECK(name.find('\0') == std::string::npos)
+        << "the name of tensor " << i << " (" << Quote(name) << ") contains a NUL character";
     OF_CHECK(name != kMetadataKey) << "tensor " << i << " is named \"__metadata__\", which the format reserves";
-    OF_CHECK(names.insert(name).second) << "the name '" << name << "' is given to more than one tensor";
-    OF_CHECK(t) << "tensor '" << name << "' is null";
+    OF_CHECK(names.insert(name).second) << "the name " << Quote(name) << " is given to more than one tensor";
+    OF_CHECK(t) << "tensor " << Quote(name) << " is null";
   }
   std::unordered_set<std::string_view> keys;
   for (const auto& [key, value] : metadata) {
-    OF_CHECK(IsValidUtf8(key) && IsValidUtf8(value)) << "metadata entry '" << key << "' is not valid UTF-8";
-    OF_CHECK(keys.insert(key).second) << "metadata key '" << key << "' is given more than once";
+    OF_CHECK(IsValidUtf8(key) && IsValidUtf8(value)) << "metadata entry " << Quote(key) << " is not valid UTF-8";
+    OF_CHECK(keys.insert(key).second) << "metadata key " << Quote(key) << " is given more than once";
   }
 }
 
@@ -647,15 +621,15 @@ void LoadInto(const std::string& path, const NamedTensors& targets, bool strict)
   std::unordered_map<std::string_view, size_t> by_name;  // target index by name
   for (size_t i = 0; i < targets.size(); ++i) {
     const auto& [name, t] = targets[i];
-    OF_CHECK(t) << "target '" << name << "' is null";
+    OF_CHECK(t) << "target " << Quote(name) << " is null";
     CheckWritable(*t, "target '" + name + "'");
-    OF_CHECK(by_name.emplace(name, i).second) << "the name '" << name << "' is given to more than one target";
+    OF_CHECK(by_name.emplace(name, i).second) << "the name " << Quote(name) << " is given to more than one target";
     OF_CHECK(t->device().type == DeviceType::kCPU || t->is_contiguous())
-        << "target '" << name << "' on " << t->device() << " must be contiguous";
+        << "target " << Quote(name) << " on " << t->device() << " must be contiguous";
     // Two targets over the same memory would each overwrite the other's data.
     for (size_t j = 0; j < i; ++j) {
       OF_CHECK(!MayShareMemory(*targets[j].second, *t))
-          << "targets '" << targets[j].first << "' and '" << name << "' overlap in memory: each would overwrite "
+          << "targets " << Quote(targets[j].first) << " and " << Quote(name) << " overlap in memory: each would overwrite "
           << "the other's data";
     }
   }
@@ -676,18 +650,18 @@ void LoadInto(const std::string& path, const NamedTensors& targets, bool strict)
   }
   if (strict) {
     for (size_t i = 0; i < targets.size(); ++i) {
-      if (!found[i]) OF_THROW(NotFound) << path << ": the file has no tensor '" << targets[i].first << "'";
+      if (!found[i]) OF_THROW(NotFound) << Quote(path) << ": the file has no tensor " << Quote(targets[i].first) << "";
     }
   }
   for (size_t i = 0; i < header.entries.size(); ++i) {
     const Entry& e = header.entries[i];
     if (!wanted[i]) {
-      OF_CHECK(!strict) << path << ": the file has tensor '" << e.name << "', which is not among the targets";
+      OF_CHECK(!strict) << Quote(path) << ": the file has tensor " << Quote(e.name) << ", which is not among the targets";
       continue;
     }
     const Tensor& t = *targets[target_of[i]].second;
     OF_CHECK(t.dtype() == e.dtype && t.shape() == e.shape)
-        << path << ": tensor '" << e.name << "' is " << e.dtype << " of shape " << e.shape
+        << Quote(path) << ": tensor " << Quote(e.name) << " is " << e.dtype << " of shape " << e.shape
         << " in the file but the target is " << t.dtype() << " of shape " << t.shape();
   }
   const std::vector<TensorPtr> data = ReadData(file.get(), header, wanted, path);

@@ -1,4 +1,4 @@
-// Op dispatch: the one path every op call takes, eager or (later) lazy.
+// Op dispatch: the one path every op call takes, eager or lazy (traced into a graph being built).
 //
 // Apply(op, inputs, attrs):
 //   1. checks the inputs (count, null only where optional, one device) and the attributes against

@@ -13,23 +13,24 @@ namespace ops {
 
 TensorPtr ScalarLike(const TensorPtr& like, double value) {
   OF_CHECK(like) << "scalar operand: the tensor is null";
+  // Note [Scalar operands]: C has one double where Python has int and float, so being integral plays
+  // the part of the scalar's type, and the scalar's dtype follows from the tensor's dtype and that
+  // alone, never from the magnitude (PyTorch's rule for Python scalars): the tensor's own dtype when it
+  // is floating, or integer with an integral scalar; int64 for an integral scalar with a bool tensor;
+  // float32 otherwise. A scalar that dtype cannot hold is refused (PyTorch 2 refuses it too; wrapping
+  // int8 + 300 to 44, or widening it to int64, would make the result depend on the value).
   const Symbol<DType> t = like->dtype();
   const bool integral = std::isfinite(value) && std::trunc(value) == value;
   Symbol<DType> dtype = DType::Float32();
   if (t->is_floating_point() || (integral && t->is_integer())) {
     dtype = t;
   } else if (integral && t->is_bool()) {
-    dtype = (value == 0.0 || value == 1.0) ? t : DType::Int64();
+    dtype = DType::Int64();
   }
-  if (dtype->is_integer() && t->is_integer()) {
-    // A value outside the tensor's integer type widens to int64, as in PyTorch.
-    try {
-      CheckRepresentable(value, dtype, "scalar");
-    } catch (const Error&) {
-      dtype = DType::Int64();
-    }
+  if (!IsRepresentable(value, dtype)) {
+    OF_THROW(InvalidArgument) << "scalar " << value << " is out of range for the " << t << " tensor (a scalar takes "
+                              << "the dtype " << dtype << " here); cast the tensor to a wider dtype first";
   }
-  CheckRepresentable(value, dtype, "scalar");
   return Full(dtype, Shape{}, value, like->device());
 }
 

@@ -136,8 +136,10 @@ void SoftmaxKernel(KernelContext& ctx) {
           sum += e;
         }
         if constexpr (kLog) {
-          const T shift = m + static_cast<T>(std::log(sum));
-          for (int64_t k = 0; k < n; ++k) yl[k * s] = xl[k * s] - shift;
+          // (x - max) - log(sum), not x - (max + log(sum)): near the maximum the two terms are small
+          // and their difference keeps its precision, where max + log(sum) would round it away.
+          const T log_sum = static_cast<T>(std::log(sum));
+          for (int64_t k = 0; k < n; ++k) yl[k * s] = (xl[k * s] - m) - log_sum;
         } else {
           const T inv = static_cast<T>(1.0 / sum);
           for (int64_t k = 0; k < n; ++k) yl[k * s] *= inv;

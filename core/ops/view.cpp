@@ -8,6 +8,7 @@
 // concrete sizes.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include <fmt/ranges.h>
@@ -387,7 +388,8 @@ NarrowRange CheckNarrow(const Shape& s, const Attrs& attrs) {
   }
   OF_CHECK(start >= 0 && (!size.is_known() || start <= size.value()))
       << "start " << attrs.Int("start") << " is out of range for dim " << dim << " of shape " << s;
-  OF_CHECK(!size.is_known() || start + length <= size.value())
+  // length <= size - start, which cannot overflow (0 <= start <= size), unlike start + length.
+  OF_CHECK(size.is_known() ? length <= size.value() - start : length <= std::numeric_limits<int64_t>::max() - start)
       << "start " << start << " + length " << length << " is past the end of dim " << dim << " (size " << size
       << ") of shape " << s;
   return {dim, start};
@@ -616,13 +618,29 @@ TensorPtr Narrow(const TensorPtr& x, int64_t dim, int64_t start, int64_t length)
   static const OpDef& op = OpRegistry::Global().Get("narrow");
   return Apply1(op, {x}, {{"dim", dim}, {"start", start}, {"length", length}});
 }
+namespace {
+// The tensors cast to their promoted dtype (the cat and stack ops copy bytes, so they take one dtype;
+// the casts are ops too: traced in graphs, differentiable). Null entries are left for dispatch to name.
+std::vector<TensorPtr> Promoted(const std::vector<TensorPtr>& tensors) {
+  Symbol<DType> dtype;
+  for (const TensorPtr& t : tensors) {
+    if (t) dtype = dtype ? PromoteTypes(dtype, t->dtype()) : t->dtype();
+  }
+  std::vector<TensorPtr> out = tensors;
+  for (TensorPtr& t : out) {
+    if (t && t->dtype() != dtype) t = Cast(t, dtype);
+  }
+  return out;
+}
+}  // namespace
+
 TensorPtr Cat(const std::vector<TensorPtr>& tensors, int64_t dim) {
   static const OpDef& op = OpRegistry::Global().Get("cat");
-  return Apply1(op, tensors, {{"dim", dim}});
+  return Apply1(op, Promoted(tensors), {{"dim", dim}});
 }
 TensorPtr Stack(const std::vector<TensorPtr>& tensors, int64_t dim) {
   static const OpDef& op = OpRegistry::Global().Get("stack");
-  return Apply1(op, tensors, {{"dim", dim}});
+  return Apply1(op, Promoted(tensors), {{"dim", dim}});
 }
 TensorPtr Expand(const TensorPtr& x, const std::vector<int64_t>& shape) {
   static const OpDef& op = OpRegistry::Global().Get("expand");

@@ -8,11 +8,11 @@
 namespace oneflow {
 
 void FreeTensorStore::Add(uint64_t graph_id, std::string name, TensorPtr tensor, bool trainable) {
-  OF_CHECK(tensor) << "free tensor '" << name << "' is null";
+  OF_CHECK(tensor) << "free tensor " << Quote(name) << " is null";
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Entry>& entries = by_graph_[graph_id];
   for (const Entry& e : entries) {
-    if (e.name == name) OF_THROW(AlreadyExists) << "graph " << graph_id << " already has a free tensor named '" << name << "'";
+    if (e.name == name) OF_THROW(AlreadyExists) << "graph " << graph_id << " already has a free tensor named " << Quote(name);
   }
   entries.push_back(Entry{std::move(name), std::move(tensor), trainable});
 }
@@ -85,7 +85,7 @@ Dim Session::DimSymbol(std::string_view name) {
   std::lock_guard<std::mutex> lock(symbols_mutex_);
   auto it = symbols_.find(std::string(name));
   if (it != symbols_.end()) return it->second;
-  Dim d = Dim::NewSymbol(name);
+  Dim d = Dim::NewSymbol(name, id_);
   symbols_.emplace(std::string(name), d);
   return d;
 }

@@ -75,7 +75,7 @@ class Session {
   FreeTensorStore& free_tensors() { return free_tensors_; }
 
   // The session's dim symbol called `name`, created on first use: the same name always gives the
-  // same Dim in one session; different sessions get different symbols.
+  // same Dim in one session; different sessions get different symbols (Dim::symbol_owner() is id()).
   Dim DimSymbol(std::string_view name);
   // Ids for graphs and other per-session objects, unique within the process.
   static uint64_t NextId();

@@ -102,7 +102,7 @@ void RegisterGraphName(uint64_t graph_id, std::string name) {
 std::string GraphLabel(uint64_t graph_id) {
   std::lock_guard<std::mutex> lock(graph_names_mutex);
   auto it = GraphNames().find(graph_id);
-  return it != GraphNames().end() ? "graph '" + it->second + "'" : "graph " + std::to_string(graph_id) + " (destroyed)";
+  return it != GraphNames().end() ? "graph " + QuoteString(it->second) : "graph " + std::to_string(graph_id) + " (destroyed)";
 }
 
 bool Tensor::has_internal_overlap() const {

@@ -442,6 +442,63 @@ static void test_add_parameter_non_leaf(void** state) {
   of_tensor_release(p);
 }
 
+/* A registered leaf that did not require grad becomes trainable: backward traces its gradient, the
+ * optimizer attaches, and a run updates it (w -= lr * d sum(w * x) / dw = lr * x). */
+static void test_add_parameter_makes_trainable(void** state) {
+  of_session_t* s = *state;
+  of_tensor_t* w = make_tensor(s, F64, DIMS(2), VALS(1, 2));
+  of_sgd_options_t sgd;
+  of_sgd_options_init(&sgd);
+  sgd.lr = 0.5;
+  of_optimizer_t* opt = NULL;
+  ASSERT_OK(of_optimizer_sgd_create(s, &w, 1, &sgd, &opt));
+  of_graph_t* g = NULL;
+  ASSERT_OK(of_graph_create(s, "registered", NULL, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  ASSERT_OK(of_graph_add_parameter(g, w, "w"));
+  int32_t requires = 0;
+  ASSERT_OK(of_tensor_requires_grad(w, &requires));
+  assert_int_equal(requires, 1);
+  of_tensor_t *x = NULL, *y = NULL, *loss = NULL;
+  ASSERT_OK(of_graph_add_input(g, "x", F64, DIMS(2), &x));
+  ASSERT_OK(of_mul(s, w, x, &y));
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  ASSERT_OK(of_tensor_backward(s, loss, NULL, 0));
+  ASSERT_OK(of_graph_add_optimizer(g, opt));
+  ASSERT_OK(of_graph_add_output(g, loss));
+  ASSERT_OK(of_graph_end_build(g));
+  expect_dump_contains(g, "variable %0 w: float64 (2,) trainable");
+  of_tensor_t* xv = make_tensor(s, F64, DIMS(2), VALS(4, -2));
+  of_tensor_t* lv = NULL;
+  ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){xv}, 1, &lv, 1));
+  EXPECT_TENSOR(lv, F64, DIMS0, VALS(0), 0); /* 1 * 4 + 2 * -2 */
+  EXPECT_TENSOR(w, F64, DIMS(2), VALS(-1, 3), 0);
+  of_tensor_t* tensors[] = {w, x, y, loss, xv, lv};
+  for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
+  of_graph_destroy(g);
+  of_optimizer_destroy(opt);
+}
+
+/* A dim symbol of another session is refused, naming both sessions. */
+static void test_add_input_symbol_of_another_session(void** state) {
+  of_session_t* s = *state;
+  of_session_t* other = of_test_session();
+  int64_t n_other = 0, n_mine = 0;
+  ASSERT_OK(of_session_dim_symbol(other, "N", &n_other));
+  ASSERT_OK(of_session_dim_symbol(s, "N", &n_mine));
+  of_graph_t* g = NULL;
+  ASSERT_OK(of_graph_create(s, "symbols", NULL, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  of_tensor_t* x = OUT_SENTINEL;
+  ASSERT_STATUS(of_graph_add_input(g, "x", F32, DIMS(n_other, 3), &x), OF_STATUS_INVALID_ARGUMENT,
+                "of_graph_add_input", "'x'", "dims[0]", "'N'", "session", "'symbols'");
+  assert_ptr_equal(x, OUT_SENTINEL);
+  ASSERT_OK(of_graph_add_input(g, "x", F32, DIMS(n_mine, 3), &x));
+  of_tensor_release(x);
+  of_graph_destroy(g);
+  of_session_destroy(other);
+}
+
 /* Destroying a graph in the middle of its build ends the build: ops run eagerly again. */
 static void test_destroy_during_build(void** state) {
   of_session_t* s = *state;
@@ -1308,6 +1365,8 @@ int main(void) {
       WITH_SESSION(test_seed_free_tensors),
       WITH_SESSION(test_build_state_errors),
       WITH_SESSION(test_add_parameter_non_leaf),
+      WITH_SESSION(test_add_parameter_makes_trainable),
+      WITH_SESSION(test_add_input_symbol_of_another_session),
       WITH_SESSION(test_destroy_during_build),
       WITH_SESSION(test_run_checks_inputs),
       WITH_SESSION(test_lazy_tensor_misuse),

@@ -94,6 +94,18 @@ static void test_scalar_ops(void** state) {
   OP_EXPECT(of_add_scalar(s, b, 2, &r), I64, DIMS(2), VALS(3, 2), 0);
   OP_EXPECT(of_add_scalar(s, f64, 0.1, &r), F64, DIMS(1), VALS(1.1), 1e-15);
   OP_EXPECT(of_div_scalar(s, i64, 2, &r), F32, DIMS(2), VALS(0.5, 1), 0);
+  OP_EXPECT(of_add_scalar(s, b, 1, &r), I64, DIMS(2), VALS(2, 1), 0); /* 1 is an int here too: int64 */
+  /* The dtype never depends on the scalar's magnitude: int8 with 300 is refused (it was int64, while
+   * int8 with 1 is int8), as is float16 with 1e6, for every *_scalar function. */
+  of_tensor_t* i8 = make_tensor(s, of_dtype_int8(), DIMS(2), VALS(1, 2));
+  of_tensor_t* f16 = NULL;
+  ASSERT_OK(of_tensor_ones(s, of_dtype_float16(), DIMS(2), NULL, &f16));
+  OP_EXPECT(of_add_scalar(s, i8, 1, &r), of_dtype_int8(), DIMS(2), VALS(2, 3), 0);
+  OP_FAILS(of_add_scalar(s, i8, 300, &r), OF_STATUS_INVALID_ARGUMENT, "of_add_scalar", "scalar", "300", "int8");
+  OP_FAILS(of_gt_scalar(s, i8, -200, &r), OF_STATUS_INVALID_ARGUMENT, "of_gt_scalar", "int8");
+  OP_FAILS(of_mul_scalar(s, f16, 1e6, &r), OF_STATUS_INVALID_ARGUMENT, "of_mul_scalar", "float16");
+  of_tensor_release(i8);
+  of_tensor_release(f16);
 
   of_tensor_release(a);
   of_tensor_release(i64);
@@ -518,8 +530,24 @@ static void test_views(void** state) {
   OP_FAILS(of_squeeze(s, x, (int64_t[]){0}, 1, &r), OF_STATUS_INVALID_ARGUMENT, "of_squeeze");
   OP_FAILS(of_unsqueeze(s, x, 3, &r), OF_STATUS_INVALID_ARGUMENT, "of_unsqueeze");
   OP_FAILS(of_narrow(s, x, 1, 2, 2, &r), OF_STATUS_INVALID_ARGUMENT, "of_narrow");
+  /* start + length overflows int64: the message names them, not the arithmetic. */
+  OP_FAILS(of_narrow(s, x, 1, 1, INT64_MAX, &r), OF_STATUS_INVALID_ARGUMENT, "of_narrow", "start 1", "length",
+           "9223372036854775807", "past the end");
   OP_FAILS(of_flatten(s, x, 1, 0, &r), OF_STATUS_INVALID_ARGUMENT, "of_flatten");
   OP_FAILS(of_expand(s, row, (int64_t[]){2, 4}, 2, &r), OF_STATUS_INVALID_ARGUMENT, "of_expand");
+  /* Mixed dtypes promote in cat and stack, as the header says: int32 with float32 is float32. */
+  {
+    of_tensor_t* ints = make_tensor(s, I32, DIMS(1, 2), VALS(1, 2));
+    of_tensor_t* floats = make_tensor(s, F32, DIMS(1, 2), VALS(0.5, 1.5));
+    OP_EXPECT(of_cat(s, (const of_tensor_t* const[]){ints, floats}, 2, 0, &r), F32, DIMS(2, 2), VALS(1, 2, 0.5, 1.5), 0);
+    OP_EXPECT(of_stack(s, (const of_tensor_t* const[]){ints, floats}, 2, 1, &r), F32, DIMS(1, 2, 2),
+              VALS(1, 2, 0.5, 1.5), 0);
+    of_tensor_t* bools = make_tensor(s, BOOL, DIMS(1, 2), VALS(1, 0));
+    OP_EXPECT(of_cat(s, (const of_tensor_t* const[]){bools, ints}, 2, 1, &r), I32, DIMS(1, 4), VALS(1, 0, 1, 2), 0);
+    of_tensor_release(bools);
+    of_tensor_release(ints);
+    of_tensor_release(floats);
+  }
   const of_tensor_t* mismatched[] = {x, col};
   OP_FAILS(of_cat(s, mismatched, 2, 0, &r), OF_STATUS_INVALID_ARGUMENT, "of_cat");
   OP_FAILS(of_stack(s, mismatched, 2, 0, &r), OF_STATUS_INVALID_ARGUMENT, "of_stack");

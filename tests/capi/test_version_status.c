@@ -155,19 +155,61 @@ static void test_status_message_is_utf8(void** state) {
   assert_null(d);
 }
 
+/* Whether s is well-formed UTF-8 (a reference written here, independent of the library's). */
+static int is_utf8(const char* s) {
+  const unsigned char* p = (const unsigned char*)s;
+  while (*p) {
+    int n = *p < 0x80 ? 0 : (*p >> 5) == 6 ? 1 : (*p >> 4) == 14 ? 2 : (*p >> 3) == 30 ? 3 : -1;
+    if (n < 0) return 0;
+    for (int k = 1; k <= n; ++k) {
+      if ((p[k] & 0xC0) != 0x80) return 0;
+    }
+    p += n + 1;
+  }
+  return 1;
+}
+
 static void test_status_long_message(void** state) {
   (void)state;
-  /* A long argument is carried into the message in full (no fixed-size buffer). */
-  char name[5001];
-  memset(name, 'x', sizeof name - 1);
-  name[sizeof name - 1] = '\0';
+  /* A 10 MB argument is quoted cut short, with its length: the message stays small. */
+  const size_t n = 10u << 20;
+  char* name = malloc(n + 1);
+  assert_non_null(name);
+  memset(name, 'x', n);
+  name[n] = '\0';
   const of_dtype_t* d = NULL;
   of_status_t* s = of_dtype_from_name(name, &d);
   assert_non_null(s);
   assert_int_equal(of_status_code(s), OF_STATUS_NOT_FOUND);
-  assert_non_null(strstr(of_status_message(s), name));
-  assert_true(strlen(of_status_message(s)) > 5000);
+  const char* message = of_status_message(s);
+  assert_true(strlen(message) < 4096);
+  assert_non_null(strstr(message, "'xxxxxxxx"));
+  assert_non_null(strstr(message, "bytes)"));
   of_status_destroy(s);
+  free(name);
+}
+
+static void test_status_message_escapes_bad_bytes(void** state) {
+  (void)state;
+  /* Bytes that are not UTF-8, and control characters, come back escaped as \xNN: the message is
+   * valid UTF-8 whatever the argument was. */
+  const char* name = "bad\xff\xfe\x01name";
+  const of_dtype_t* d = NULL;
+  of_status_t* s = of_dtype_from_name(name, &d);
+  assert_non_null(s);
+  const char* message = of_status_message(s);
+  assert_true(is_utf8(message));
+  assert_non_null(strstr(message, "'bad\\xff\\xfe\\x01name'"));
+  of_status_destroy(s);
+  /* A dim symbol name must be UTF-8 text. */
+  of_session_t* session = NULL;
+  ASSERT_OK(of_session_create(NULL, &session));
+  int64_t dim = 0;
+  ASSERT_STATUS(of_session_dim_symbol(session, name, &dim), OF_STATUS_INVALID_ARGUMENT, "of_session_dim_symbol",
+                "UTF-8");
+  ASSERT_STATUS(of_session_dim_symbol(session, "tab\tname", &dim), OF_STATUS_INVALID_ARGUMENT, "control");
+  assert_int_equal(dim, 0);
+  of_session_destroy(session);
 }
 
 int main(void) {
@@ -183,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_statuses_are_independent),
       cmocka_unit_test(test_status_message_is_utf8),
       cmocka_unit_test(test_status_long_message),
+      cmocka_unit_test(test_status_message_escapes_bad_bytes),
   };
   return cmocka_run_group_tests_name("capi.version_status", tests, NULL, NULL);
 }

@@ -151,3 +151,37 @@ TEST(Error, StatusCodeNames) {
 
 }  // namespace
 }  // namespace oneflow
+
+namespace oneflow {
+namespace {
+
+TEST(Error, QuoteEscapesAndCuts) {
+  EXPECT_EQ(QuoteString("w"), "'w'");
+  EXPECT_EQ(QuoteString("fl\xc3\xb6" "at"), "'fl\xc3\xb6" "at'");  // UTF-8 stays as it is
+  EXPECT_EQ(QuoteString(std::string_view("a\0b", 3)), "'a\\x00b'");
+  EXPECT_EQ(QuoteString("\xff\x01"), "'\\xff\\x01'");
+  EXPECT_EQ(QuoteString("it's"), "'it\\'s'");
+  EXPECT_EQ(QuoteString("\xe2\x82"), "'\\xe2\\x82'");  // a cut sequence is two bad bytes
+  const std::string long_name(1000, 'n');
+  const std::string q = QuoteString(long_name);
+  EXPECT_EQ(q, "'" + std::string(kQuoteLimit, 'n') + "'...(+" + std::to_string(1000 - kQuoteLimit) + " bytes)");
+  EXPECT_EQ(fmt::format("{}", Quote("x")), "'x'");
+}
+
+TEST(Error, SanitizeMessageKeepsUtf8AndCapsTheLength) {
+  EXPECT_EQ(SanitizeMessage("plain: ok"), "plain: ok");
+  EXPECT_EQ(SanitizeMessage("\xc3\xb6 \xc3"), "\xc3\xb6 \\xc3");
+  EXPECT_EQ(SanitizeMessage(std::string_view("cut\0here", 8)), "cut\\x00here");
+  const std::string long_message(10000, 'm');
+  const std::string s = SanitizeMessage(long_message, 100);
+  EXPECT_LT(s.size(), 200u);
+  EXPECT_EQ(s.substr(0, 100), std::string(100, 'm'));
+  EXPECT_NE(s.find("100 of 10000 bytes"), std::string::npos);
+  // A multi-byte character is never split by the cut.
+  const std::string euros = std::string(99, 'e') + "\xe2\x82\xac";
+  EXPECT_EQ(SanitizeMessage(euros, 100).substr(0, 99), std::string(99, 'e'));
+  EXPECT_EQ(SanitizeMessage(euros, 100).find('\xe2'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oneflow

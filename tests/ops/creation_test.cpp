@@ -39,9 +39,11 @@ TEST(ScalarLike, FollowsPyTorchScalarRules) {
   } cases[] = {
       {DataType::kFloat64, 2.0, DataType::kFloat64}, {DataType::kFloat32, 0.5, DataType::kFloat32},
       {DataType::kFloat16, 0.5, DataType::kFloat16}, {DataType::kInt32, 2.0, DataType::kInt32},
-      {DataType::kInt32, 0.5, DataType::kFloat32},   {DataType::kUInt8, 300.0, DataType::kInt64},
-      {DataType::kBool, 1.0, DataType::kBool},       {DataType::kBool, 5.0, DataType::kInt64},
-      {DataType::kBool, 0.5, DataType::kFloat32},
+      {DataType::kInt32, 0.5, DataType::kFloat32},   {DataType::kUInt8, 255.0, DataType::kUInt8},
+      {DataType::kInt8, -128.0, DataType::kInt8},    {DataType::kInt8, 300.5, DataType::kFloat32},
+      {DataType::kBool, 1.0, DataType::kInt64},      {DataType::kBool, 0.0, DataType::kInt64},
+      {DataType::kBool, 5.0, DataType::kInt64},      {DataType::kBool, 0.5, DataType::kFloat32},
+      {DataType::kInt64, 1e18, DataType::kInt64},
   };
   for (const Case& c : cases) {
     TensorPtr s = ops::ScalarLike(RandomTensor(DType::Get(c.tensor), Shape{2}), c.value);
@@ -49,6 +51,31 @@ TEST(ScalarLike, FollowsPyTorchScalarRules) {
     EXPECT_EQ(s->shape(), Shape{});
     EXPECT_EQ(ToDoubles(s)[0], c.value);
   }
+}
+
+// The dtype never depends on the scalar's magnitude: out of the tensor's range is an error, for every
+// dtype and every *_scalar op (int8 + 300 used to be int64 while int8 + 1 was int8).
+TEST(ScalarLike, OutOfRangeScalarsAreRefused) {
+  struct Case {
+    DataType tensor;
+    double value;
+  } cases[] = {{DataType::kInt8, 300.0},   {DataType::kInt8, -129.0},     {DataType::kUInt8, -1.0},
+               {DataType::kUInt8, 256.0},  {DataType::kInt16, 40000.0},   {DataType::kInt32, 3e9},
+               {DataType::kInt64, 1e19},   {DataType::kFloat16, 1e6},     {DataType::kBFloat16, 1e39},
+               {DataType::kFloat32, 1e39}};
+  using ScalarOp = TensorPtr (*)(const TensorPtr&, double);
+  const ScalarOp scalar_ops[] = {ops::AddScalar, ops::SubScalar, ops::MulScalar, ops::DivScalar, ops::PowScalar,
+                                 ops::MaximumScalar, ops::MinimumScalar, ops::GtScalar, ops::EqScalar};
+  for (const Case& c : cases) {
+    const TensorPtr t = RandomTensor(DType::Get(c.tensor), Shape{2});
+    for (ScalarOp op : scalar_ops) {
+      SCOPED_TRACE(fmt::format("{} with {}", DType::Get(c.tensor)->name(), c.value));
+      ExpectError([&] { op(t, c.value); }, StatusCode::kInvalidArgument, {"scalar", "out of range", "cast"});
+    }
+  }
+  // inf and nan are values of the floating dtypes.
+  EXPECT_EQ(ops::AddScalar(RandomTensor(DType::Float16(), Shape{2}), INFINITY)->dtype(), DType::Float16());
+  EXPECT_EQ(ops::AddScalar(RandomTensor(DType::Int8(), Shape{2}), NAN)->dtype(), DType::Float32());
 }
 
 }  // namespace

@@ -412,7 +412,8 @@ TEST(ElementwisePromotion, ScalarOperands) {
   const TensorPtr h = FromDoubles(DType::Float16(), {2}, {1, 2});
   ExpectTensorNear(ops::MulScalar(h, 0.5), DType::Float16(), {2}, {0.5, 1});  // float scalar keeps float16
   const TensorPtr u8 = FromDoubles(DType::UInt8(), {2}, {1, 2});
-  ExpectTensorNear(ops::AddScalar(u8, 1000), DType::Int64(), {2}, {1001, 1002});  // out of uint8's range
+  // Out of uint8's range: refused, never widened (the dtype must not depend on the value).
+  ExpectError([&] { ops::AddScalar(u8, 1000); }, StatusCode::kInvalidArgument, {"scalar 1000", "uint8"});
   const TensorPtr b = FromDoubles(DType::Bool(), {2}, {1, 0});
   ExpectTensorNear(ops::AddScalar(b, 2), DType::Int64(), {2}, {3, 2});
 }

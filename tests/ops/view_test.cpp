@@ -664,7 +664,10 @@ TEST(ViewErrors, NameTheArgumentAndTheShapes) {
   ExpectError([&] { ops::Expand(RandomTensor(DType::Float32(), Shape{1}), {Dim::kUnknownValue}); },
               {"expand:", "shape[0]", "OF_DIM_UNKNOWN"});
   TensorPtr i = RandomTensor(DType::Int64(), Shape{2, 3});
-  ExpectError([&] { ops::Cat({x, x, i}, 0); }, {"cat:", "tensors[2]", "int64", "float32"});
+  // Mixed dtypes promote (int64 with float32 is float32); the op itself takes one dtype.
+  EXPECT_EQ(ops::Cat({x, x, i}, 0)->dtype(), DType::Float32());
+  ExpectError([&] { Apply1(OpRegistry::Global().Get("cat"), {x, x, i}, {{"dim", int64_t{0}}}); },
+              {"cat:", "tensors[2]", "int64", "float32"});
   ExpectError([&] { ops::Cat({x, RandomTensor(DType::Float32(), Shape{2, 3, 1})}, 0); }, {"cat:", "tensors[1]", "3-D"});
   ExpectError(
       [&] {

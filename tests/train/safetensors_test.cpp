@@ -243,6 +243,7 @@ TEST_F(SafetensorsTest, SaveErrors) {
   const auto invalid = StatusCode::kInvalidArgument;
   ExpectError([&] { safetensors::Save(path, {{"a", t}, {"a", t}}); }, invalid, {"'a'", "more than one"});
   ExpectError([&] { safetensors::Save(path, {{"", t}}); }, invalid, {"empty name"});
+  ExpectError([&] { safetensors::Save(path, {{std::string("a\0b", 3), t}}); }, invalid, {"NUL character", "'a\\x00b'"});
   ExpectError([&] { safetensors::Save(path, {{"__metadata__", t}}); }, invalid, {"__metadata__", "reserve"});
   ExpectError([&] { safetensors::Save(path, {{"a", nullptr}}); }, invalid, {"'a'", "null"});
   ExpectError([&] { safetensors::Save(path, {{"bad\xff", t}}); }, invalid, {"UTF-8"});
@@ -310,6 +311,9 @@ TEST_F(SafetensorsTest, HeaderErrors) {
       {R"({"a":{"dtype":"F32","data_offsets":[0,8]}})", eight, loss, {"'a'", "no \"shape\""}},
       {R"({"a":{"dtype":7,"shape":[2],"data_offsets":[0,8]}})", eight, loss, {"'a'", "must be a string"}},
       {R"({"a":[1]})", eight, loss, {"'a'", "object"}},
+      // A NUL in a name: it would read back as a C string cut short ("a"); the message is not cut.
+      {R"({"a\u0000b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", eight, loss,
+       {"'a\\x00b'", "NUL character"}},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
        eight, loss, {"'a'", "'b'", "overlap"}},
       {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight, loss, {"[0, 4)", "no tensor"}},

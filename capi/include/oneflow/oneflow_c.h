@@ -8,7 +8,9 @@
  *
  *  Errors    Every fallible function returns `of_status_t*`: NULL on success, otherwise a status the
  *            caller owns and frees with of_status_destroy(). Its code is one of OF_STATUS_* and its
- *            message (UTF-8) names the argument and the problem. A failed call has no effect: it
+ *            message names the argument and the problem: valid UTF-8 without embedded NUL, at most a
+ *            few KiB, with strings the caller passed (names, paths) quoted, escaped (\xNN for bytes
+ *            that are not printable UTF-8) and cut when long. A failed call has no effect: it
  *            leaves its out_* parameters untouched, changes no state (a session's random generator
  *            included) and leaks nothing. No function aborts the process on bad input,
  *            and there is no thread-local "last error".
@@ -212,9 +214,9 @@ OF_API of_status_t* of_session_create(const of_session_options_t* options, of_se
 OF_API void of_session_destroy(of_session_t* session);
 /* Restarts the session's random generator from `seed`: the random tensors that follow repeat. */
 OF_API of_status_t* of_session_manual_seed(of_session_t* session, uint64_t seed);
-/* The session's named dim symbol `name` (NUL-terminated, non-empty, not starting with a digit, not
- * "?", which is how an unknown dim prints),
- * created on first use: in one session the same name gives the same value; symbols of different
+/* The session's named dim symbol `name` (NUL-terminated UTF-8 of 1 to 256 bytes without control
+ * characters, not starting with a digit, not "?", which is how an unknown dim prints), created on
+ * first use: in one session the same name gives the same value; symbols of different
  * sessions and different names differ. The value is a negative int64_t to put in a dims array. */
 OF_API of_status_t* of_session_dim_symbol(of_session_t* session, const char* name, int64_t* out_dim);
 
@@ -329,7 +331,10 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_
  *  Promotion The result dtype of a binary op is of_dtype_promote of its operands' dtypes. A scalar
  *            operand (the *_scalar functions) is first made a 0-d tensor: of a's dtype when a is
  *            floating, or when the scalar is integral and a is an integer type; int64 for an integral
- *            scalar with a bool tensor; float32 otherwise (PyTorch's rule for Python scalars).
+ *            scalar with a bool tensor; float32 otherwise (PyTorch's rule for Python scalars, an
+ *            integral double standing for Python's int). The result dtype so never depends on the
+ *            scalar's magnitude: a scalar outside that dtype's range is INVALID_ARGUMENT (int8 with
+ *            300, float16 with 1e6), for every *_scalar function and dtype.
  *  Dims      A dim argument may be negative, counting from the end (-1 is the last dim); it must
  *            lie in [-ndim, ndim). Arrays of dims are (pointer, count); the pointer may be NULL only
  *            when the count is 0. Eager tensors have concrete sizes: OF_DIM_UNKNOWN or a named symbol
@@ -524,7 +529,8 @@ OF_API of_status_t* of_narrow(of_session_t* session, const of_tensor_t* x, int64
  * `dim`; all other sizes must agree and the dtypes promote. */
 OF_API of_status_t* of_cat(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
                            of_tensor_t** out_tensor);
-/* Stacks the n >= 1 tensors, all of one shape, along a new dim `dim` in [-(ndim + 1), ndim + 1). */
+/* Stacks the n >= 1 tensors, all of one shape, along a new dim `dim` in [-(ndim + 1), ndim + 1); the
+ * dtypes promote as for of_cat. */
 OF_API of_status_t* of_stack(of_session_t* session, const of_tensor_t* const* tensors, size_t n, int64_t dim,
                              of_tensor_t** out_tensor);
 /* Broadcasts x's size-1 dims to the sizes in (dims, ndim), without copying: -1 keeps a dim, and new
@@ -862,13 +868,15 @@ OF_API void of_graph_destroy(of_graph_t* graph);
  * being built, or another build is open on this thread. */
 OF_API of_status_t* of_graph_begin_build(of_graph_t* graph);
 /* Declares the next input: a lazy tensor (*out_tensor, owned by the caller) of `dtype` and the ndim dims
- * `dims`, each a size >= 0, OF_DIM_UNKNOWN, or a symbol of the graph's session (of_session_dim_symbol):
- * inputs sharing a symbol must be given equal sizes at run time. `name` is required and unique. */
+ * `dims`, each a size >= 0, OF_DIM_UNKNOWN, or a symbol of the graph's session (of_session_dim_symbol;
+ * a symbol of another session is INVALID_ARGUMENT naming both sessions): inputs sharing a symbol must
+ * be given equal sizes at run time. `name` is required and unique. */
 OF_API of_status_t* of_graph_add_input(of_graph_t* graph, const char* name, const of_dtype_t* dtype,
                                        const int64_t* dims, size_t ndim, of_tensor_t** out_tensor);
 /* Registers the eager floating-point leaf `tensor` as a trainable variable named `name` (required,
- * unique), before its first use in the build. Leaves with requires_grad need no registration (they are
- * named param_<k>); registering names them in the dump. */
+ * unique), before its first use in the build, and marks it requires_grad (as a parameter is), so that a
+ * traced backward reaches it and an optimizer can update it. Leaves with requires_grad need no
+ * registration (they are named param_<k>); registering names them in the dump. */
 OF_API of_status_t* of_graph_add_parameter(of_graph_t* graph, of_tensor_t* tensor, const char* name);
 /* Declares a lazy tensor of this graph as the next output (borrowed). */
 OF_API of_status_t* of_graph_add_output(of_graph_t* graph, const of_tensor_t* tensor);
