@@ -48,7 +48,7 @@ static void test_version_string(void** state) {
 static void test_abi_version(void** state) {
   (void)state;
   assert_int_equal(of_abi_version(), OF_ABI_VERSION);
-  assert_int_equal(OF_ABI_VERSION, 1);
+  assert_int_equal(OF_ABI_VERSION, 2);
 }
 
 static void test_status_null_is_ok(void** state) {
