@@ -343,6 +343,31 @@ static void test_conv2d(void** state) {
   OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "struct_size");
   OP_FAILS(of_conv2d(s, x, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "weight");
 
+  /* Extreme attributes are the caller's errors naming them, never INTERNAL: a dilated kernel or a
+   * padded input beyond int64. */
+  of_conv2d_options_init(&o);
+  o.dilation[0] = INT64_MAX;
+  OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "dilation[0]", "overflows");
+  of_conv2d_options_init(&o);
+  o.padding[1] = INT64_MAX / 2;
+  OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "padding[1]", "overflows");
+  /* A stride of INT64_MAX is one window per dim: x's top-left 2x2 taps, 37 + bias. */
+  of_conv2d_options_init(&o);
+  o.stride[0] = o.stride[1] = INT64_MAX;
+  OP_EXPECT(of_conv2d(s, x, w, bias, &o, &r), F32, DIMS(1, 1, 1, 1), VALS(37.5), 0);
+  /* An empty kernel is refused; zero input channels give the bias (as PyTorch). */
+  of_tensor_t* wk0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 1, 0, 2}, 4, NULL, &wk0));
+  OP_FAILS(of_conv2d(s, x, wk0, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "empty kernel");
+  of_tensor_t* x0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 0, 3, 3}, 4, NULL, &x0));
+  of_tensor_t* w0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 0, 2, 2}, 4, NULL, &w0));
+  OP_EXPECT(of_conv2d(s, x0, w0, bias, NULL, &r), F32, DIMS(1, 1, 2, 2), VALS(0.5, 0.5, 0.5, 0.5), 0);
+
+  of_tensor_release(wk0);
+  of_tensor_release(x0);
+  of_tensor_release(w0);
   of_tensor_release(x);
   of_tensor_release(w);
   of_tensor_release(bias);
@@ -396,6 +421,13 @@ static void test_batch_norm(void** state) {
   OP_FAILS(of_batch_norm(s, x, w3, NULL, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "weight");
   o.struct_size = 0;
   OP_FAILS(of_batch_norm(s, x, w, b, im, iv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "struct_size");
+  /* eps must be > 0 (and finite), momentum in [0, 1]. */
+  of_batch_norm_options_init(&o);
+  o.eps = 0;
+  OP_FAILS(of_batch_norm(s, x, w, b, rm, rv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "eps");
+  of_batch_norm_options_init(&o);
+  o.momentum = 1.5;
+  OP_FAILS(of_batch_norm(s, x, w, b, rm, rv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "momentum");
 
   of_tensor_release(x);
   of_tensor_release(w);
@@ -456,6 +488,13 @@ static void test_pooling(void** state) {
   o.struct_size = 0;
   OP_FAILS(of_avg_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_avg_pool2d", "struct_size");
   OP_FAILS(of_adaptive_avg_pool2d(s, x, 0, 2, &r), OF_STATUS_INVALID_ARGUMENT, "of_adaptive_avg_pool2d");
+  /* A padded input beyond int64 names the padding, never INTERNAL. */
+  of_pool2d_options_init(&o);
+  o.kernel_size[0] = INT64_MAX;
+  o.kernel_size[1] = 2;
+  o.padding[0] = INT64_MAX / 2;
+  OP_FAILS(of_avg_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_avg_pool2d", "padding[0]", "overflows");
+  OP_FAILS(of_max_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_max_pool2d", "padding[0]", "overflows");
 
   of_tensor_release(x);
 }

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -246,6 +247,42 @@ TEST(Linear, Errors) {
               StatusCode::kInvalidArgument, {"linear: ", "bias", "(4,)"});
   ExpectError([&] { ops::Linear(x, RandomTensor(DType::Float32(), {5}), nullptr); }, StatusCode::kInvalidArgument,
               {"linear: ", "weight must be 2-D"});
+}
+
+// ---- oneDNN's errors ------------------------------------------------------------------------------------
+
+// Kernels (run through Guarded, as every oneDNN kernel is) whose primitive oneDNN refuses to create: a
+// convolution whose dst does not follow from its src and weights (oneDNN's invalid_arguments), one it
+// has no implementation for (unimplemented, thrown as oneDNN throws it), and an error while running.
+void InconsistentConv(KernelContext&) {
+  static auto* cache = new dnnl_util::PrimitiveCache<dnnl::convolution_forward::primitive_desc>();
+  cache->Get({1}, [] {
+    using dnnl_util::AnyDesc;
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            AnyDesc({1, 4, 5, 5}), AnyDesc({2, 4, 3, 3}), AnyDesc({1, 2, 7, 7}), {1, 1},
+                                            {0, 0}, {0, 0});
+    return dnnl::convolution_forward::primitive_desc(d, dnnl_util::Engine());
+  });
+}
+void UnimplementedPrimitive(KernelContext&) {
+  static auto* cache = new dnnl_util::PrimitiveCache<int>();
+  cache->Get({2}, []() -> int { throw dnnl::error(dnnl_unimplemented, "could not create a primitive descriptor"); });
+}
+void FailsWhileRunning(KernelContext&) { throw dnnl::error(dnnl_runtime_error, "could not execute a primitive"); }
+
+TEST(Dnnl, RefusalsToCreateAPrimitiveAreTheCallersErrorsNamingTheCall) {
+  const std::vector<TensorPtr> inputs = {RandomTensor(DType::Float32(), {1, 4, 5, 5}), nullptr};
+  const std::vector<TensorPtr> outputs;
+  const Attrs attrs{{"stride", std::vector<int64_t>{1, 1}}};
+  KernelContext ctx{inputs, outputs, attrs, Session::Current().thread_pool(), Session::Current().generator()};
+  ExpectError([&] { dnnl_util::Guarded<InconsistentConv>(ctx); }, StatusCode::kInvalidArgument,
+              {"oneDNN cannot run this call", "(1, 4, 5, 5) float32, none", "stride=[1, 1]",
+               "could not create a descriptor"});
+  ExpectError([&] { dnnl_util::Guarded<UnimplementedPrimitive>(ctx); }, StatusCode::kUnimplemented,
+              {"oneDNN cannot run this call", "(1, 4, 5, 5) float32", "could not create a primitive descriptor"});
+  // A failure of a primitive that oneDNN created is ours.
+  ExpectError([&] { dnnl_util::Guarded<FailsWhileRunning>(ctx); }, StatusCode::kInternal,
+              {"oneDNN failed", "(1, 4, 5, 5) float32", "could not execute"});
 }
 
 // The oneDNN caches, buffers and streams are per thread count and per thread: sessions with other
