@@ -284,6 +284,34 @@ static void test_matmul_linear(void** state) {
   OP_FAILS(of_linear(s, a, b, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_linear");
   OP_FAILS(of_linear(s, a, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_linear", "weight");
 
+  /* Integers: results in the operands' dtype, wrapping around as two's complement (PyTorch's). int8:
+   * [100, 100] . [2, 1] = 300 = 44 (mod 256), [-128, 0] . [2, 1] = -256 = 0, [-128, 0] . [-1, 0] = 128 =
+   * -128; int32 linear with a bias: 2^30 * 2 + 2^30 * 2 + 5 = 2^32 + 5 = 5, and 3 * 2 + 4 * 2 + 5 = 19. */
+  of_tensor_t* ia = make_tensor(s, of_dtype_int8(), DIMS(2, 2), VALS(100, 100, -128, 0));
+  of_tensor_t* ib = make_tensor(s, of_dtype_int8(), DIMS(2), VALS(2, 1));
+  OP_EXPECT(of_matmul(s, ia, ib, &r), of_dtype_int8(), DIMS(2), VALS(44, 0), 0);
+  of_tensor_t* ic = make_tensor(s, of_dtype_int8(), DIMS(2, 1), VALS(-1, 0));
+  OP_EXPECT(of_matmul(s, ia, ic, &r), of_dtype_int8(), DIMS(2, 1), VALS(-100, -128), 0);
+  of_tensor_t* lx = make_tensor(s, I32, DIMS(2, 2), VALS(1 << 30, 1 << 30, 3, 4));
+  of_tensor_t* lw = make_tensor(s, I32, DIMS(1, 2), VALS(2, 2));
+  of_tensor_t* lb = make_tensor(s, I32, DIMS(1), VALS(5));
+  OP_EXPECT(of_linear(s, lx, lw, lb, &r), I32, DIMS(2, 1), VALS(5, 19), 0);
+  /* One dtype rule: bool is not a number (INVALID_ARGUMENT), a number dtype without a kernel is
+   * UNIMPLEMENTED naming the op and the dtype. */
+  of_tensor_t* bools = make_tensor(s, BOOL, DIMS(2, 2), VALS(1, 0, 0, 1));
+  OP_FAILS(of_matmul(s, bools, bools, &r), OF_STATUS_INVALID_ARGUMENT, "of_matmul", "bool");
+  of_tensor_t* halves = NULL;
+  ASSERT_OK(of_tensor_zeros(s, of_dtype_float16(), (int64_t[]){2, 2}, 2, NULL, &halves));
+  OP_FAILS(of_matmul(s, halves, halves, &r), OF_STATUS_UNIMPLEMENTED, "of_matmul", "matmul", "float16");
+
+  of_tensor_release(ia);
+  of_tensor_release(ib);
+  of_tensor_release(ic);
+  of_tensor_release(lx);
+  of_tensor_release(lw);
+  of_tensor_release(lb);
+  of_tensor_release(bools);
+  of_tensor_release(halves);
   of_tensor_release(a);
   of_tensor_release(b);
   of_tensor_release(v);
@@ -364,10 +392,14 @@ static void test_conv2d(void** state) {
   of_tensor_t* w0 = NULL;
   ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 0, 2, 2}, 4, NULL, &w0));
   OP_EXPECT(of_conv2d(s, x0, w0, bias, NULL, &r), F32, DIMS(1, 1, 2, 2), VALS(0.5, 0.5, 0.5, 0.5), 0);
+  /* No integer convolution kernel: UNIMPLEMENTED naming the op and the dtype. */
+  of_tensor_t* xi = make_tensor(s, I64, DIMS(1, 1, 2, 2), VALS(1, 2, 3, 4));
+  OP_FAILS(of_conv2d(s, xi, xi, NULL, NULL, &r), OF_STATUS_UNIMPLEMENTED, "of_conv2d", "conv2d", "int64");
 
   of_tensor_release(wk0);
   of_tensor_release(x0);
   of_tensor_release(w0);
+  of_tensor_release(xi);
   of_tensor_release(x);
   of_tensor_release(w);
   of_tensor_release(bias);

@@ -277,6 +277,17 @@ TEST(Conv2d, OverflowingAttributesAreInvalidArgumentsNamingThem) {
               StatusCode::kInvalidArgument, {"conv2d: ", "4 channels", "groups=9223372036854775807", "more than int64"});
 }
 
+// One dtype rule (oneflow_c.h, ops "DTypes"): a dtype conv2d is defined for but has no kernel for is
+// UNIMPLEMENTED naming the op and the dtype; bool (not a number) is INVALID_ARGUMENT.
+TEST(Conv2d, DTypesWithoutKernels) {
+  for (Symbol<DType> dt : {DType::Int64(), DType::Int8(), DType::Float16()}) {
+    ExpectError([&] { ops::Conv2d(RandomTensor(dt, {1, 2, 4, 4}), RandomTensor(dt, {2, 2, 3, 3}), nullptr); },
+                StatusCode::kUnimplemented, {"conv2d: ", "no kernel", std::string(dt->name())});
+  }
+  ExpectError([&] { ops::Conv2d(RandomTensor(DType::Bool(), {1, 2, 4, 4}), RandomTensor(DType::Bool(), {2, 2, 3, 3}), nullptr); },
+              StatusCode::kInvalidArgument, {"conv2d: ", "x is bool"});
+}
+
 // The lazy graph gives the same statuses and results: at trace time what the known sizes decide, at
 // compile time (the first run) what needs the concrete ones.
 TEST(Conv2d, ExtremeCasesBehaveTheSameInAGraph) {
@@ -299,6 +310,15 @@ TEST(Conv2d, ExtremeCasesBehaveTheSameInAGraph) {
     g.EndBuild();
     ExpectError([&] { g.Run({RandomTensor(f32, {1, 4, 5, 5})}); },
                 {"conv2d: ", "padding[0] is 4611686018427387903", "padded input (H + 2 * padding) overflows int64"});
+  }
+  {
+    graph::Graph g(session, "ints", graph::GraphOptions{});
+    g.BeginBuild();
+    const TensorPtr x = g.AddInput("x", DType::Int64(), Shape{1, 2, 4, 4});
+    g.AddOutput(ops::Conv2d(x, RandomTensor(DType::Int64(), {2, 2, 3, 3}), nullptr));
+    g.EndBuild();
+    ExpectError([&] { g.Run({RandomTensor(DType::Int64(), {1, 2, 4, 4})}); }, StatusCode::kUnimplemented,
+                {"conv2d: ", "no kernel", "int64"});
   }
   // Zero input channels and a huge stride, through conv2d -> batch_norm (inference) -> relu, which the
   // graph fuses into fused_conv_bn_act: the eager ops' results.

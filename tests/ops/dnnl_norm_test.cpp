@@ -291,5 +291,16 @@ TEST(BatchNorm, EmptyBatchInTraining) {
   }
 }
 
+// One dtype rule (oneflow_c.h, ops "DTypes"): normalised integers would be fractions (INVALID_ARGUMENT);
+// float16 is defined but has no kernel (UNIMPLEMENTED naming the op and the dtype).
+TEST(BatchNorm, DTypes) {
+  for (Symbol<DType> dt : {DType::Int32(), DType::Bool()}) {
+    ExpectError([&] { ops::BatchNorm(RandomTensor(dt, {2, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
+                StatusCode::kInvalidArgument, {"batch_norm: ", "x must be floating", std::string(dt->name())});
+  }
+  ExpectError([&] { ops::BatchNorm(RandomTensor(DType::Float16(), {2, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
+              StatusCode::kUnimplemented, {"batch_norm: ", "no kernel", "float16"});
+}
+
 }  // namespace
 }  // namespace oneflow::test

@@ -409,5 +409,22 @@ TEST(Pooling, EmptyInputs) {
   }
 }
 
+// One dtype rule (oneflow_c.h, ops "DTypes"): max pooling is defined for numbers but has no integer
+// kernel (UNIMPLEMENTED naming the op and the dtype); averages of integers would be fractions, and bool
+// is not a number (INVALID_ARGUMENT).
+TEST(Pooling, DTypes) {
+  const ops::Pool2dOptions o{.kernel_size = {2, 2}};
+  ExpectError([&] { ops::MaxPool2d(RandomTensor(DType::Int32(), {1, 1, 4, 4}), o); }, StatusCode::kUnimplemented,
+              {"max_pool2d: ", "no kernel", "int32"});
+  ExpectError([&] { ops::MaxPool2d(RandomTensor(DType::Bool(), {1, 1, 4, 4}), o); }, StatusCode::kInvalidArgument,
+              {"max_pool2d: ", "x is bool"});
+  ExpectError([&] { ops::AvgPool2d(RandomTensor(DType::Float16(), {1, 1, 4, 4}), o); }, StatusCode::kUnimplemented,
+              {"avg_pool2d: ", "no kernel", "float16"});
+  ExpectError([&] { ops::AvgPool2d(RandomTensor(DType::Int64(), {1, 1, 4, 4}), o); }, StatusCode::kInvalidArgument,
+              {"avg_pool2d: ", "x must be floating", "int64"});
+  ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(DType::UInt8(), {1, 1, 4, 4}), {1, 1}); },
+              StatusCode::kInvalidArgument, {"adaptive_avg_pool2d: ", "x must be floating", "uint8"});
+}
+
 }  // namespace
 }  // namespace oneflow::test

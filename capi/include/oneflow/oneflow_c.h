@@ -340,8 +340,15 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_
  *            included: "add: cannot broadcast a (2, 3) with b (4, 3)"). Sizes and attributes whose
  *            arithmetic would overflow int64 (a dilated kernel, a padded input) are INVALID_ARGUMENT
  *            naming the attribute, never a wrapped result. A call that the op's checks accept is
- *            never INTERNAL (which always means a bug in oneflow_c); UNIMPLEMENTED for a dtype or
- *            device the op has no kernel for. On failure *out_tensor is untouched. */
+ *            never INTERNAL (which always means a bug in oneflow_c).
+ *  DTypes    One rule: a dtype the op is defined for but has no kernel for (on the tensors'
+ *            device) is UNIMPLEMENTED naming the op and the dtype ("conv2d: no kernel for dtype
+ *            int64 on cpu"; float16 and bfloat16 have few kernels yet). A dtype the op is not
+ *            defined for is INVALID_ARGUMENT naming the argument: bool where the op computes with
+ *            numbers (matmul, linear, conv2d, max_pool2d); an integer dtype where the result would
+ *            be fractions in the input's dtype (mean, batch_norm, avg_pool2d, adaptive_avg_pool2d);
+ *            operands of different dtypes where the op takes one dtype.
+ *            On failure *out_tensor is untouched. */
 
 /* Elementwise binary ops (broadcasting, promoting): a + b, a - b, a * b, a / b, a ** b, max(a, b),
  * min(a, b). of_div is true division: integer operands give float32. */
@@ -428,9 +435,13 @@ OF_API of_status_t* of_std(of_session_t* session, const of_tensor_t* x, const in
                            int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
 
 /* Matrix product: 2-D (m, k) @ (k, n) -> (m, n); a 1-D operand is a vector as in NumPy; batched
- * (..., m, k) @ (..., k, n) with broadcast batch dims. */
+ * (..., m, k) @ (..., k, n) with broadcast batch dims. a and b have one dtype: float32, float64 or an
+ * integer type (int8, uint8, int16, int32, int64), which is the result's; integer products wrap
+ * around as two's complement on overflow (as PyTorch's) and are not differentiable. k = 0 gives
+ * zeros. */
 OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
-/* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). */
+/* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). x, weight and bias have
+ * one dtype, as of_matmul's (integers included). */
 OF_API of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                               const of_tensor_t* bias, of_tensor_t** out_tensor);
 

@@ -26,7 +26,7 @@ constexpr const char* kParamNames[] = {"x", "weight", "bias", "running_mean", "r
 std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Attrs& attrs) {
   const TensorMeta& x = in[0];
   OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
-  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+  CheckFloating(x, "x");
   const Dim c = x.shape[1];
   for (size_t i = 1; i < 5; ++i) {
     if (!in[i].dtype) continue;
@@ -61,6 +61,7 @@ std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Att
 std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
   const TensorMeta& x = in[0];
   OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
+  CheckFloating(x, "x");
   CheckedEps(attrs);
   OF_CHECK(in[1].dtype == x.dtype && in[1].shape == x.shape)
       << "grad_y " << in[1].dtype << " " << in[1].shape << " must match x " << x.dtype << " " << x.shape;

@@ -143,7 +143,7 @@ void CheckBias(const TensorMeta& bias, const TensorMeta& x, const Shape& w) {
 
 std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs& attrs) {
   const ConvParams p = ConvParamsOf(attrs);
-  OF_CHECK(in[0].dtype->is_floating_point()) << "x must be floating, got " << in[0].dtype;
+  CheckNumeric(in[0], "x");
   CheckDType(in[1], in[0], "weight", "x");
   const Shape y = ConvOutShape(in[0].shape, in[1].shape, p);
   if (in[2].dtype) CheckBias(in[2], in[0], in[1].shape);
@@ -152,6 +152,7 @@ std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs&
 
 // grad_y must be what conv2d(x, weight) gives.
 void CheckGradY(const TensorMeta& dy, const TensorMeta& x, const TensorMeta& w, const Attrs& attrs) {
+  CheckNumeric(x, "x");
   CheckDType(dy, x, "grad_y", "x");
   CheckDType(w, x, "weight", "x");
   const Shape y = ConvOutShape(x.shape, w.shape, ConvParamsOf(attrs));

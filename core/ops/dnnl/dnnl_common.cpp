@@ -141,6 +141,14 @@ bool FitsDnnl(std::initializer_list<int64_t> values) {
                      [](int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); });
 }
 
+void CheckNumeric(const TensorMeta& t, std::string_view name) {
+  OF_CHECK(t.dtype != DType::Bool()) << name << " is bool; this op computes with numbers";
+}
+
+void CheckFloating(const TensorMeta& t, std::string_view name) {
+  OF_CHECK(t.dtype->is_floating_point()) << name << " must be floating (the results are fractions), got " << t.dtype;
+}
+
 double CheckedEps(const Attrs& attrs) {
   const double eps = attrs.Float("eps");
   OF_CHECK(eps > 0 && std::isfinite(eps)) << "eps must be finite and > 0, got " << eps;

@@ -142,6 +142,14 @@ void Guarded(KernelContext& ctx) {
 // and padded extent it passes fits in int32 (other calls run the plain loops).
 bool FitsDnnl(std::initializer_list<int64_t> values);
 
+// The dtype rule (oneflow_c.h, ops "DTypes"): a dtype an op is not defined for is INVALID_ARGUMENT, one
+// it is defined for but has no kernel for is UNIMPLEMENTED (from dispatch).
+// INVALID_ARGUMENT naming `name` if `t` is bool: for ops that compute with numbers.
+void CheckNumeric(const TensorMeta& t, std::string_view name);
+// INVALID_ARGUMENT naming `name` unless `t` is floating: for ops whose results are fractions (averages,
+// normalisation) in the input's dtype.
+void CheckFloating(const TensorMeta& t, std::string_view name);
+
 // batch norm's eps (batch_norm, batch_norm_backward, fused_conv_bn_act): finite and > 0.
 double CheckedEps(const Attrs& attrs);
 

@@ -50,15 +50,19 @@ PoolParams PoolParamsOf(const Attrs& attrs, PoolKind kind) {
 }
 
 // x must be 4-D with non-empty H and W (as PyTorch: every window would lie in the padding); N and C
-// may be 0 (an empty result).
-void CheckInput(const TensorMeta& x) {
+// may be 0 (an empty result). Averages are fractions: they need a floating x.
+void CheckInput(const TensorMeta& x, PoolKind kind) {
   OF_CHECK(x.shape.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x.shape;
-  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+  if (kind == PoolKind::kMax) {
+    CheckNumeric(x, "x");
+  } else {
+    CheckFloating(x, "x");
+  }
   OF_CHECK(!(x.shape[2] == 0 || x.shape[3] == 0)) << "x " << x.shape << " has an empty spatial dim";
 }
 
 Shape PoolOutShape(const TensorMeta& x, const Attrs& attrs, PoolKind kind) {
-  CheckInput(x);
+  CheckInput(x, kind);
   const Shape& s = x.shape;
   if (kind == PoolKind::kAdaptive) {
     const std::vector<int64_t> out = Pair(attrs, "output_size", 1);
