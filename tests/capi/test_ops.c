@@ -296,6 +296,34 @@ static void test_matmul_linear(void** state) {
   OP_FAILS(of_linear(s, a, b, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_linear");
   OP_FAILS(of_linear(s, a, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_linear", "weight");
 
+  /* Integers: results in the operands' dtype, wrapping around as two's complement (PyTorch's). int8:
+   * [100, 100] . [2, 1] = 300 = 44 (mod 256), [-128, 0] . [2, 1] = -256 = 0, [-128, 0] . [-1, 0] = 128 =
+   * -128; int32 linear with a bias: 2^30 * 2 + 2^30 * 2 + 5 = 2^32 + 5 = 5, and 3 * 2 + 4 * 2 + 5 = 19. */
+  of_tensor_t* ia = make_tensor(s, of_dtype_int8(), DIMS(2, 2), VALS(100, 100, -128, 0));
+  of_tensor_t* ib = make_tensor(s, of_dtype_int8(), DIMS(2), VALS(2, 1));
+  OP_EXPECT(of_matmul(s, ia, ib, &r), of_dtype_int8(), DIMS(2), VALS(44, 0), 0);
+  of_tensor_t* ic = make_tensor(s, of_dtype_int8(), DIMS(2, 1), VALS(-1, 0));
+  OP_EXPECT(of_matmul(s, ia, ic, &r), of_dtype_int8(), DIMS(2, 1), VALS(-100, -128), 0);
+  of_tensor_t* lx = make_tensor(s, I32, DIMS(2, 2), VALS(1 << 30, 1 << 30, 3, 4));
+  of_tensor_t* lw = make_tensor(s, I32, DIMS(1, 2), VALS(2, 2));
+  of_tensor_t* lb = make_tensor(s, I32, DIMS(1), VALS(5));
+  OP_EXPECT(of_linear(s, lx, lw, lb, &r), I32, DIMS(2, 1), VALS(5, 19), 0);
+  /* One dtype rule: bool is not a number (INVALID_ARGUMENT), a number dtype without a kernel is
+   * UNIMPLEMENTED naming the op and the dtype. */
+  of_tensor_t* bools = make_tensor(s, BOOL, DIMS(2, 2), VALS(1, 0, 0, 1));
+  OP_FAILS(of_matmul(s, bools, bools, &r), OF_STATUS_INVALID_ARGUMENT, "of_matmul", "bool");
+  of_tensor_t* halves = NULL;
+  ASSERT_OK(of_tensor_zeros(s, of_dtype_float16(), (int64_t[]){2, 2}, 2, NULL, &halves));
+  OP_FAILS(of_matmul(s, halves, halves, &r), OF_STATUS_UNIMPLEMENTED, "of_matmul", "matmul", "float16");
+
+  of_tensor_release(ia);
+  of_tensor_release(ib);
+  of_tensor_release(ic);
+  of_tensor_release(lx);
+  of_tensor_release(lw);
+  of_tensor_release(lb);
+  of_tensor_release(bools);
+  of_tensor_release(halves);
   of_tensor_release(a);
   of_tensor_release(b);
   of_tensor_release(v);
@@ -355,6 +383,35 @@ static void test_conv2d(void** state) {
   OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "struct_size");
   OP_FAILS(of_conv2d(s, x, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "weight");
 
+  /* Extreme attributes are the caller's errors naming them, never INTERNAL: a dilated kernel or a
+   * padded input beyond int64. */
+  of_conv2d_options_init(&o);
+  o.dilation[0] = INT64_MAX;
+  OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "dilation[0]", "overflows");
+  of_conv2d_options_init(&o);
+  o.padding[1] = INT64_MAX / 2;
+  OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "padding[1]", "overflows");
+  /* A stride of INT64_MAX is one window per dim: x's top-left 2x2 taps, 37 + bias. */
+  of_conv2d_options_init(&o);
+  o.stride[0] = o.stride[1] = INT64_MAX;
+  OP_EXPECT(of_conv2d(s, x, w, bias, &o, &r), F32, DIMS(1, 1, 1, 1), VALS(37.5), 0);
+  /* An empty kernel is refused; zero input channels give the bias (as PyTorch). */
+  of_tensor_t* wk0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 1, 0, 2}, 4, NULL, &wk0));
+  OP_FAILS(of_conv2d(s, x, wk0, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "empty kernel");
+  of_tensor_t* x0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 0, 3, 3}, 4, NULL, &x0));
+  of_tensor_t* w0 = NULL;
+  ASSERT_OK(of_tensor_zeros(s, F32, (int64_t[]){1, 0, 2, 2}, 4, NULL, &w0));
+  OP_EXPECT(of_conv2d(s, x0, w0, bias, NULL, &r), F32, DIMS(1, 1, 2, 2), VALS(0.5, 0.5, 0.5, 0.5), 0);
+  /* No integer convolution kernel: UNIMPLEMENTED naming the op and the dtype. */
+  of_tensor_t* xi = make_tensor(s, I64, DIMS(1, 1, 2, 2), VALS(1, 2, 3, 4));
+  OP_FAILS(of_conv2d(s, xi, xi, NULL, NULL, &r), OF_STATUS_UNIMPLEMENTED, "of_conv2d", "conv2d", "int64");
+
+  of_tensor_release(wk0);
+  of_tensor_release(x0);
+  of_tensor_release(w0);
+  of_tensor_release(xi);
   of_tensor_release(x);
   of_tensor_release(w);
   of_tensor_release(bias);
@@ -408,6 +465,13 @@ static void test_batch_norm(void** state) {
   OP_FAILS(of_batch_norm(s, x, w3, NULL, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "weight");
   o.struct_size = 0;
   OP_FAILS(of_batch_norm(s, x, w, b, im, iv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "struct_size");
+  /* eps must be > 0 (and finite), momentum in [0, 1]. */
+  of_batch_norm_options_init(&o);
+  o.eps = 0;
+  OP_FAILS(of_batch_norm(s, x, w, b, rm, rv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "eps");
+  of_batch_norm_options_init(&o);
+  o.momentum = 1.5;
+  OP_FAILS(of_batch_norm(s, x, w, b, rm, rv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "momentum");
 
   of_tensor_release(x);
   of_tensor_release(w);
@@ -468,6 +532,13 @@ static void test_pooling(void** state) {
   o.struct_size = 0;
   OP_FAILS(of_avg_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_avg_pool2d", "struct_size");
   OP_FAILS(of_adaptive_avg_pool2d(s, x, 0, 2, &r), OF_STATUS_INVALID_ARGUMENT, "of_adaptive_avg_pool2d");
+  /* A padded input beyond int64 names the padding, never INTERNAL. */
+  of_pool2d_options_init(&o);
+  o.kernel_size[0] = INT64_MAX;
+  o.kernel_size[1] = 2;
+  o.padding[0] = INT64_MAX / 2;
+  OP_FAILS(of_avg_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_avg_pool2d", "padding[0]", "overflows");
+  OP_FAILS(of_max_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_max_pool2d", "padding[0]", "overflows");
 
   of_tensor_release(x);
 }

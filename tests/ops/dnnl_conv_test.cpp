@@ -2,7 +2,9 @@
 // finite differences.
 #include <thread>
 
+#include "core/graph/graph.h"
 #include "core/op/dispatch.h"
+#include "core/ops/fused.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -80,57 +82,88 @@ std::vector<double> RefConv(const ConvCase& k, const TensorPtr& x, const TensorP
   return y;
 }
 
+// Empty operands, and attributes far beyond oneDNN's int32 descriptors whose result is still defined:
+// float32 runs the loops there, and both dtypes must match the reference.
+const std::vector<ConvCase> kEdgeCases = {
+    {{1, 0, 5, 5}, 2, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, true},    // no input channels: y is the bias (PyTorch)
+    {{2, 0, 4, 4}, 3, 2, 2, {1, 1}, {1, 1}, {1, 1}, 3, false},   // ... or zeros, with groups
+    {{1, 4, 0, 5}, 2, 3, 3, {1, 1}, {2, 0}, {1, 1}, 1, true},    // H = 0: every tap reads padding
+    {{0, 4, 5, 5}, 2, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, true},    // N = 0: an empty y
+    {{1, 4, 5, 5}, 0, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, true},    // no output channels
+    {{1, 4, 5, 6}, 2, 3, 3, {INT64_MAX, int64_t{1} << 31}, {0, 1}, {1, 1}, 1, true},  // one window per dim
+    {{1, 3, 4, 5}, 2, 1, 1, {1, 1}, {0, 0}, {INT64_MAX, INT64_MAX}, 1, true},        // dilation of a 1x1 kernel
+    // Taps at -2^40, 0, 2^40: only the middle one reads x.
+    {{1, 2, 5, 6}, 2, 3, 3, {int64_t{1} << 42, 1}, {int64_t{1} << 40, 1}, {int64_t{1} << 40, 1}, 1, true},
+};
+
+void CheckForward(const ConvCase& k, Symbol<DType> dt) {
+  SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+  const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
+  const TensorPtr b = k.bias ? RandomTensor(dt, {k.out}) : TensorPtr();
+  const std::vector<double> want = RefConv(k, x, w, b);
+  ExpectTensorNear(ops::Conv2d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
+  ExpectTensorNear(ops::Conv2d(NonContiguous(x), NonContiguous(w), b ? NonContiguous(b) : b, k.options()), dt,
+                   k.y_shape(), want, Tol(dt), Tol(dt));
+  {
+    NoGradGuard no_grad;  // inference primitives
+    ExpectTensorNear(ops::Conv2d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
+  }
+  MarkCovered("conv2d", dt);
+}
+
 TEST(Conv2d, MatchesDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
-    for (const ConvCase& k : kCases) {
-      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
-      const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
-      const TensorPtr b = k.bias ? RandomTensor(dt, {k.out}) : TensorPtr();
-      const std::vector<double> want = RefConv(k, x, w, b);
-      ExpectTensorNear(ops::Conv2d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
-      ExpectTensorNear(ops::Conv2d(NonContiguous(x), NonContiguous(w), b ? NonContiguous(b) : b, k.options()), dt,
-                       k.y_shape(), want, Tol(dt), Tol(dt));
-      {
-        NoGradGuard no_grad;  // inference primitives
-        ExpectTensorNear(ops::Conv2d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
-      }
-      MarkCovered("conv2d", dt);
-    }
+    for (const ConvCase& k : kCases) CheckForward(k, dt);
   }
 }
 
-TEST(Conv2d, BackwardOpsMatchDirectLoops) {
+TEST(Conv2d, EmptyOperandsAndHugeAttributesMatchDirectLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const ConvCase& k : kEdgeCases) CheckForward(k, dt);
+  }
+}
+
+void CheckBackward(const ConvCase& k, Symbol<DType> dt) {
   const OpDef& bwd_data = OpRegistry::Global().Get("conv2d_backward_data");
   const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
-  for (Symbol<DType> dt : kDTypes) {
-    for (const ConvCase& k : kCases) {
-      SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
-      const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
-      const TensorPtr dy = RandomTensor(dt, k.y_shape());
-      const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w), dyv = ToDoubles(dy);
-      const Shape ws = k.weight_shape(), ys = k.y_shape();
-      std::vector<double> dx(static_cast<size_t>(k.x.numel()), 0.0), dw(static_cast<size_t>(ws.numel()), 0.0);
-      std::vector<double> db(static_cast<size_t>(k.out), 0.0);
-      k.ForEachTerm([&](int64_t b, int64_t o, int64_t c, int64_t ci, int64_t oy, int64_t ox, int64_t iy, int64_t ix,
-                        int64_t ki, int64_t kj) {
-        const double g = dyv[static_cast<size_t>(Ravel({b, o, oy, ox}, ys))];
-        dx[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))] += g * wv[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))];
-        dw[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))] += g * xv[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))];
-      });
-      for (int64_t i = 0; i < ys.numel(); ++i) db[static_cast<size_t>(Unravel(i, ys)[1])] += dyv[static_cast<size_t>(i)];
+  SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+  const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
+  const TensorPtr dy = RandomTensor(dt, k.y_shape());
+  const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w), dyv = ToDoubles(dy);
+  const Shape ws = k.weight_shape(), ys = k.y_shape();
+  std::vector<double> dx(static_cast<size_t>(k.x.numel()), 0.0), dw(static_cast<size_t>(ws.numel()), 0.0);
+  std::vector<double> db(static_cast<size_t>(k.out), 0.0);
+  k.ForEachTerm([&](int64_t b, int64_t o, int64_t c, int64_t ci, int64_t oy, int64_t ox, int64_t iy, int64_t ix,
+                    int64_t ki, int64_t kj) {
+    const double g = dyv[static_cast<size_t>(Ravel({b, o, oy, ox}, ys))];
+    dx[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))] += g * wv[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))];
+    dw[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))] += g * xv[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))];
+  });
+  for (int64_t i = 0; i < ys.numel(); ++i) db[static_cast<size_t>(Unravel(i, ys)[1])] += dyv[static_cast<size_t>(i)];
 
-      ExpectTensorNear(Apply1(bwd_data, {dy, w, x}, k.attrs()), dt, k.x, dx, Tol(dt), Tol(dt));
-      // Strided inputs: x gives only its shape; the others are made contiguous.
-      ExpectTensorNear(Apply1(bwd_data, {NonContiguous(dy), NonContiguous(w), NonContiguous(x)}, k.attrs()), dt, k.x,
-                       dx, Tol(dt), Tol(dt));
-      std::vector<TensorPtr> r = Apply(bwd_weight, {x, dy, w}, k.attrs());
-      ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
-      ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
-      r = Apply(bwd_weight, {NonContiguous(x), NonContiguous(dy), NonContiguous(w)}, k.attrs());
-      ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
-      MarkCovered("conv2d_backward_data", dt);
-      MarkCovered("conv2d_backward_weight", dt);
-    }
+  ExpectTensorNear(Apply1(bwd_data, {dy, w, x}, k.attrs()), dt, k.x, dx, Tol(dt), Tol(dt));
+  // Strided inputs: x gives only its shape; the others are made contiguous.
+  ExpectTensorNear(Apply1(bwd_data, {NonContiguous(dy), NonContiguous(w), NonContiguous(x)}, k.attrs()), dt, k.x,
+                   dx, Tol(dt), Tol(dt));
+  std::vector<TensorPtr> r = Apply(bwd_weight, {x, dy, w}, k.attrs());
+  ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+  ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
+  r = Apply(bwd_weight, {NonContiguous(x), NonContiguous(dy), NonContiguous(w)}, k.attrs());
+  ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+  MarkCovered("conv2d_backward_data", dt);
+  MarkCovered("conv2d_backward_weight", dt);
+}
+
+TEST(Conv2d, BackwardOpsMatchDirectLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const ConvCase& k : kCases) CheckBackward(k, dt);
+  }
+}
+
+// An empty x still has a bias gradient (the sum of grad_y), and huge attributes run the loops.
+TEST(Conv2d, BackwardOpsOfEmptyOperandsAndHugeAttributesMatchDirectLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const ConvCase& k : kEdgeCases) CheckBackward(k, dt);
   }
 }
 
@@ -206,6 +239,107 @@ TEST(Conv2d, Errors) {
               {"conv2d: ", "bias", "(5,)"});
   ExpectError([&] { ops::Conv2d(x, RandomTensor(DType::Float64(), {4, 3, 3, 3}), nullptr); },
               {"conv2d: ", "float64", "float32"});
+}
+
+// Window arithmetic that would overflow int64 is refused naming the attribute (never wrapped, never a
+// oneDNN failure), by conv2d, its backward ops and the fused op, which share the inference.
+TEST(Conv2d, OverflowingAttributesAreInvalidArgumentsNamingThem) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {1, 4, 5, 5}), w = RandomTensor(f32, {2, 4, 3, 3});
+  const std::vector<std::string> dilated = {"dilation[0] is 9223372036854775807",
+                                            "the dilated kernel (dilation * (kH - 1) + 1) overflows int64", "kH = 3"};
+  const std::vector<std::string> padded = {"padding[1] is 4611686018427387903",
+                                           "the padded input (W + 2 * padding) overflows int64"};
+  const ops::Conv2dOptions huge_dilation{.dilation = {INT64_MAX, 1}}, huge_padding{.padding = {0, INT64_MAX / 2}};
+  auto with = [](std::string prefix, std::vector<std::string> parts) {
+    parts.insert(parts.begin(), std::move(prefix));
+    return parts;
+  };
+  ExpectError([&] { ops::Conv2d(x, w, nullptr, huge_dilation); }, with("conv2d: ", dilated));
+  ExpectError([&] { ops::Conv2d(x, w, nullptr, huge_padding); }, with("conv2d: ", padded));
+  ExpectError([&] { ops::Conv2d(x, w, nullptr, {.dilation = {1, INT64_MAX / 2 + 1}}); },
+              {"conv2d: ", "dilation[1]", "kW = 3"});
+  ExpectError([&] { ops::Conv2d(x, w, nullptr, {.padding = {INT64_MAX, 0}}); }, {"conv2d: ", "padding[0]", "overflows"});
+  const Attrs attrs{{"stride", std::vector<int64_t>{1, 1}}, {"padding", std::vector<int64_t>{0, 0}},
+                    {"dilation", std::vector<int64_t>{INT64_MAX, 1}}, {"groups", int64_t{1}}};
+  const TensorPtr dy = RandomTensor(f32, {1, 2, 3, 3});
+  ExpectError([&] { Apply1(OpRegistry::Global().Get("conv2d_backward_data"), {dy, w, x}, attrs); },
+              with("conv2d_backward_data: ", dilated));
+  ExpectError([&] { Apply(OpRegistry::Global().Get("conv2d_backward_weight"), {x, dy, w}, attrs); },
+              with("conv2d_backward_weight: ", dilated));
+  const TensorPtr c2 = RandomTensor(f32, {2}, 0.5, 1.0);
+  ExpectError([&] { ops::FusedConvBnAct(x, w, nullptr, c2, c2, c2, c2, huge_dilation, 1e-5, false); },
+              with("fused_conv_bn_act: ", dilated));
+  // An empty kernel is refused; groups too large for the channel arithmetic is a channel mismatch.
+  ExpectError([&] { ops::Conv2d(x, RandomTensor(f32, {2, 4, 0, 3}), nullptr); },
+              {"conv2d: ", "weight (2, 4, 0, 3)", "empty kernel", "(0, 3)", ">= 1"});
+  ExpectError([&] { ops::Conv2d(x, RandomTensor(f32, {0, 2, 3, 3}), nullptr, {.groups = INT64_MAX}); },
+              StatusCode::kInvalidArgument, {"conv2d: ", "4 channels", "groups=9223372036854775807", "more than int64"});
+}
+
+// One dtype rule (oneflow_c.h, ops "DTypes"): a dtype conv2d is defined for but has no kernel for is
+// UNIMPLEMENTED naming the op and the dtype; bool (not a number) is INVALID_ARGUMENT.
+TEST(Conv2d, DTypesWithoutKernels) {
+  for (Symbol<DType> dt : {DType::Int64(), DType::Int8(), DType::Float16()}) {
+    ExpectError([&] { ops::Conv2d(RandomTensor(dt, {1, 2, 4, 4}), RandomTensor(dt, {2, 2, 3, 3}), nullptr); },
+                StatusCode::kUnimplemented, {"conv2d: ", "no kernel", std::string(dt->name())});
+  }
+  ExpectError([&] { ops::Conv2d(RandomTensor(DType::Bool(), {1, 2, 4, 4}), RandomTensor(DType::Bool(), {2, 2, 3, 3}), nullptr); },
+              StatusCode::kInvalidArgument, {"conv2d: ", "x is bool"});
+}
+
+// The lazy graph gives the same statuses and results: at trace time what the known sizes decide, at
+// compile time (the first run) what needs the concrete ones.
+TEST(Conv2d, ExtremeCasesBehaveTheSameInAGraph) {
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  const auto f32 = DType::Float32();
+  const TensorPtr w = RandomTensor(f32, {2, 4, 3, 3});
+  {
+    graph::Graph g(session, "dilated", graph::GraphOptions{});
+    g.BeginBuild();
+    const TensorPtr x = g.AddInput("x", f32, Shape{Dim::NewSymbol("N"), 4, Dim(), Dim()});
+    ExpectError([&] { ops::Conv2d(x, w, nullptr, {.dilation = {INT64_MAX, 1}}); },
+                {"conv2d: ", "dilation[0] is 9223372036854775807", "dilated kernel", "overflows int64"});
+  }
+  {
+    graph::Graph g(session, "padded", graph::GraphOptions{});
+    g.BeginBuild();
+    const TensorPtr x = g.AddInput("x", f32, Shape{1, 4, Dim(), 5});
+    g.AddOutput(ops::Conv2d(x, w, nullptr, {.padding = {INT64_MAX / 2, 0}}));
+    g.EndBuild();
+    ExpectError([&] { g.Run({RandomTensor(f32, {1, 4, 5, 5})}); },
+                {"conv2d: ", "padding[0] is 4611686018427387903", "padded input (H + 2 * padding) overflows int64"});
+  }
+  {
+    graph::Graph g(session, "ints", graph::GraphOptions{});
+    g.BeginBuild();
+    const TensorPtr x = g.AddInput("x", DType::Int64(), Shape{1, 2, 4, 4});
+    g.AddOutput(ops::Conv2d(x, RandomTensor(DType::Int64(), {2, 2, 3, 3}), nullptr));
+    g.EndBuild();
+    ExpectError([&] { g.Run({RandomTensor(DType::Int64(), {1, 2, 4, 4})}); }, StatusCode::kUnimplemented,
+                {"conv2d: ", "no kernel", "int64"});
+  }
+  // Zero input channels and a huge stride, through conv2d -> batch_norm (inference) -> relu, which the
+  // graph fuses into fused_conv_bn_act: the eager ops' results.
+  for (const ConvCase& k : {kEdgeCases[0], kEdgeCases[5]}) {
+    SCOPED_TRACE(k.name());
+    const TensorPtr wk = RandomTensor(f32, k.weight_shape()), b = RandomTensor(f32, {k.out});
+    const TensorPtr gamma = RandomTensor(f32, {k.out}), beta = RandomTensor(f32, {k.out});
+    const TensorPtr rm = RandomTensor(f32, {k.out}), rv = RandomTensor(f32, {k.out}, 0.5, 2.0);
+    auto net = [&](const TensorPtr& x) {
+      return ops::Relu(ops::BatchNorm(ops::Conv2d(x, wk, b, k.options()), gamma, beta, rm, rv, {.training = false}));
+    };
+    graph::Graph g(session, "fused", graph::GraphOptions{});
+    g.BeginBuild();
+    g.AddOutput(net(g.AddInput("x", f32, k.x)));
+    g.EndBuild();
+    const TensorPtr x = RandomTensor(f32, k.x);
+    const std::vector<TensorPtr> out = g.Run({x});
+    EXPECT_NE(g.Dump().find("fused_conv_bn_act"), std::string::npos) << g.Dump();
+    const TensorPtr eager = net(x);
+    ExpectTensorNear(out[0], f32, eager->shape(), ToDoubles(eager), 1e-5, 1e-5);
+  }
 }
 
 TEST(Conv2d, UnknownDimsFlowThroughInference) {

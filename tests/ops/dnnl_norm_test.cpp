@@ -2,6 +2,7 @@
 // hand-computed values; gradients by finite differences.
 #include <cmath>
 
+#include "core/graph/graph.h"
 #include "core/op/dispatch.h"
 #include "tests/ops/op_test_util.h"
 
@@ -98,16 +99,17 @@ TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
 
 TEST(BatchNorm, RunningStatsByHand) {
   for (Symbol<DType> dt : kDTypes) {
-    // One channel holding 1, 2, 3, 4: mean 2.5, biased variance 1.25, unbiased 5/3.
+    // One channel holding 1, 2, 3, 4: mean 2.5, biased variance 1.25, unbiased 5/3. (eps must be > 0; 1e-12
+    // is below the tolerances.)
     const TensorPtr x = FromDoubles(dt, {2, 1, 2, 1}, {1, 2, 3, 4});
     const TensorPtr rm = FromDoubles(dt, {1}, {0.0}), rv = FromDoubles(dt, {1}, {1.0});
-    const TensorPtr y = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = true, .momentum = 0.1, .eps = 0.0});
+    const TensorPtr y = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = true, .momentum = 0.1, .eps = 1e-12});
     const double sd = std::sqrt(1.25);
     ExpectTensorNear(y, dt, {2, 1, 2, 1}, {-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}, Tol(dt), Tol(dt));
     ExpectTensorNear(rm, dt, {1}, {0.25}, Tol(dt), Tol(dt));
     ExpectTensorNear(rv, dt, {1}, {0.9 + 0.1 * 5.0 / 3.0}, Tol(dt), Tol(dt));
     // Inference then uses them, and leaves them alone.
-    const TensorPtr z = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = false, .eps = 0.0});
+    const TensorPtr z = ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.training = false, .eps = 1e-12});
     const double rsd = std::sqrt(0.9 + 0.1 * 5.0 / 3.0);
     ExpectTensorNear(z, dt, {2, 1, 2, 1}, {0.75 / rsd, 1.75 / rsd, 2.75 / rsd, 3.75 / rsd}, Tol(dt), Tol(dt));
     ExpectTensorNear(rm, dt, {1}, {0.25}, Tol(dt), Tol(dt));
@@ -228,6 +230,76 @@ TEST(BatchNorm, Errors) {
   // Running stats are written in place, so they must be contiguous.
   ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, NonContiguous(c3), c3, {}); },
               {"batch_norm: ", "running_mean", "in place"});
+}
+
+// eps must be finite and > 0 (the header's rule; 0 divides by zero for a constant channel), momentum a
+// weight in [0, 1]: in eager calls, batch_norm_backward and at trace time in a graph.
+TEST(BatchNorm, EpsAndMomentumOutOfRange) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {2, 3, 4, 4});
+  for (double eps : std::vector<double>{0.0, -0.0, -1e-5, NAN, INFINITY}) {
+    SCOPED_TRACE(eps);
+    ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, nullptr, nullptr, {.eps = eps}); },
+                {"batch_norm: ", "eps must be finite and > 0"});
+  }
+  for (double momentum : std::vector<double>{-0.1, 1.5, NAN, -INFINITY}) {
+    SCOPED_TRACE(momentum);
+    ExpectError([&] { ops::BatchNorm(x, nullptr, nullptr, nullptr, nullptr, {.momentum = momentum}); },
+                {"batch_norm: ", "momentum must be in [0, 1]"});
+  }
+  // The bounds themselves are fine: momentum 0 keeps the running stats, 1 replaces them.
+  const TensorPtr rm = FromDoubles(f32, {3}, {1, 2, 3}), rv = FromDoubles(f32, {3}, {1, 1, 1});
+  ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.momentum = 0.0});
+  ExpectTensorNear(rm, f32, {3}, {1, 2, 3}, 0, 0);
+  ops::BatchNorm(x, nullptr, nullptr, rm, rv, {.momentum = 1.0});
+  ExpectTensorNear(rm, f32, {3}, BatchStats(x).mean, Tol(f32), Tol(f32));
+  const TensorPtr c3 = RandomTensor(f32, {3});
+  ExpectError([&] {
+    Apply(OpRegistry::Global().Get("batch_norm_backward"), {x, x, nullptr, c3, c3}, {{"training", true}, {"eps", 0.0}});
+  }, {"batch_norm_backward: ", "eps must be finite and > 0", "got 0"});
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  graph::Graph g(session, "bn", graph::GraphOptions{});
+  g.BeginBuild();
+  const TensorPtr lazy = g.AddInput("x", f32, Shape{Dim(), 3, 4, 4});
+  ExpectError([&] { ops::BatchNorm(lazy, nullptr, nullptr, nullptr, nullptr, {.eps = 0}); },
+              {"batch_norm: ", "eps must be finite and > 0", "got 0"});
+}
+
+// An empty batch in training (PyTorch allows it): an empty y, zeros saved, running stats untouched; its
+// backward gives zero weight and bias gradients. One value per channel stays an error.
+TEST(BatchNorm, EmptyBatchInTraining) {
+  const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Shape& s : {Shape{0, 3, 4, 4}, Shape{2, 3, 0}, Shape{0, 3}}) {
+      SCOPED_TRACE(fmt::format("{} {}", dt->name(), s));
+      const TensorPtr x = RandomTensor(dt, s), w = RandomTensor(dt, {3}), b = RandomTensor(dt, {3});
+      const TensorPtr rm = FromDoubles(dt, {3}, {1, 2, 3}), rv = FromDoubles(dt, {3}, {4, 5, 6});
+      std::vector<TensorPtr> r = Apply(BatchNormOp(), {x, w, b, rm, rv}, {{"training", true}});
+      ExpectTensorNear(r[0], dt, s, {});
+      ExpectTensorNear(r[1], dt, {3}, {0, 0, 0}, 0, 0);
+      ExpectTensorNear(r[2], dt, {3}, {0, 0, 0}, 0, 0);
+      ExpectTensorNear(rm, dt, {3}, {1, 2, 3}, 0, 0);
+      ExpectTensorNear(rv, dt, {3}, {4, 5, 6}, 0, 0);
+      r = Apply(bwd, {x, RandomTensor(dt, s), w, r[1], r[2]}, {{"training", true}});
+      ExpectTensorNear(r[0], dt, s, {});
+      ExpectTensorNear(r[1], dt, {3}, {0, 0, 0}, 0, 0);
+      ExpectTensorNear(r[2], dt, {3}, {0, 0, 0}, 0, 0);
+    }
+    ExpectError([&] { ops::BatchNorm(RandomTensor(dt, {1, 3, 1, 1}), nullptr, nullptr, nullptr, nullptr, {}); },
+                {"batch_norm: ", "more than 1 value per channel"});
+  }
+}
+
+// One dtype rule (oneflow_c.h, ops "DTypes"): normalised integers would be fractions (INVALID_ARGUMENT);
+// float16 is defined but has no kernel (UNIMPLEMENTED naming the op and the dtype).
+TEST(BatchNorm, DTypes) {
+  for (Symbol<DType> dt : {DType::Int32(), DType::Bool()}) {
+    ExpectError([&] { ops::BatchNorm(RandomTensor(dt, {2, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
+                StatusCode::kInvalidArgument, {"batch_norm: ", "x must be floating", std::string(dt->name())});
+  }
+  ExpectError([&] { ops::BatchNorm(RandomTensor(DType::Float16(), {2, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
+              StatusCode::kUnimplemented, {"batch_norm: ", "no kernel", "float16"});
 }
 
 }  // namespace

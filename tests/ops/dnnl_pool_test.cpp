@@ -2,6 +2,7 @@
 // gradients by finite differences.
 #include <cmath>
 
+#include "core/graph/graph.h"
 #include "core/op/dispatch.h"
 #include "tests/ops/op_test_util.h"
 
@@ -312,6 +313,117 @@ TEST(Pooling, Errors) {
   ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(f32, {2, 3, 0, 4}), {1, 1}); },
               {"adaptive_avg_pool2d: ", "empty"});
   ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(f32, {6, 6}), {1, 1}); }, {"adaptive_avg_pool2d: ", "4-D"});
+}
+
+// Window arithmetic that would overflow int64 is refused naming the attribute (never wrapped, never a
+// oneDNN failure), in eager calls, the backward ops and a lazy graph.
+TEST(Pooling, OverflowingAttributesAreInvalidArgumentsNamingThem) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {1, 4, 5, 5});
+  const ops::Pool2dOptions huge{.kernel_size = {INT64_MAX, 2}, .padding = {INT64_MAX / 2, 0}};
+  const std::vector<std::string> padded = {"padding[0] is 4611686018427387903",
+                                           "the padded input (H + 2 * padding) overflows int64"};
+  for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+    SCOPED_TRACE(op);
+    auto run = [&](const ops::Pool2dOptions& o) {
+      return [&, o] { std::string(op) == "max_pool2d" ? ops::MaxPool2d(x, o) : ops::AvgPool2d(x, o); };
+    };
+    std::vector<std::string> parts = padded;
+    parts.insert(parts.begin(), std::string(op) + ": ");
+    ExpectError(run(huge), parts);
+    // padding * 2 would overflow in the half-kernel check itself.
+    ExpectError(run({.kernel_size = {INT64_MAX, 2}, .padding = {INT64_MAX, 0}}),
+                {std::string(op) + ": ", "padding [9223372036854775807, 0]", "at most half of kernel_size"});
+  }
+  ExpectError([&] { ops::MaxPool2d(x, {.kernel_size = {3, 3}, .dilation = {INT64_MAX, 1}}); },
+              {"max_pool2d: ", "dilation[0] is 9223372036854775807", "the dilated kernel", "overflows int64"});
+  const Attrs attrs{{"kernel_size", huge.kernel_size}, {"stride", huge.kernel_size}, {"padding", huge.padding}};
+  ExpectError([&] { Apply1(OpRegistry::Global().Get("avg_pool2d_backward"), {RandomTensor(f32, {1, 4, 1, 2}), x}, attrs); },
+              {"avg_pool2d_backward: ", "padding[0] is 4611686018427387903", "padded input"});
+  // In a graph the doubled padding fits, so the overflow shows when H is known: at compile time.
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  graph::Graph g(session, "pool", graph::GraphOptions{});
+  g.BeginBuild();
+  g.AddOutput(ops::AvgPool2d(g.AddInput("x", f32, Shape{1, 4, Dim(), 5}), huge));
+  g.EndBuild();
+  ExpectError([&] { g.Run({x}); }, {"avg_pool2d: ", "padding[0] is 4611686018427387903", "padded input"});
+}
+
+// Attributes beyond oneDNN's int32 descriptors whose result is defined: the loops compute it (float32
+// included), overflow-free, as worked out by hand on x = 0, 1, ..., 24 in a 5x5 plane.
+TEST(Pooling, HugeAttributesWithDefinedResults) {
+  std::vector<double> iota(25);
+  for (size_t i = 0; i < iota.size(); ++i) iota[i] = static_cast<double>(i);
+  const OpDef& max_op = OpRegistry::Global().Get("max_pool2d");
+  const OpDef& avg_bwd = OpRegistry::Global().Get("avg_pool2d_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    SCOPED_TRACE(dt->name());
+    const TensorPtr x = FromDoubles(dt, {1, 1, 5, 5}, iota);
+    // A stride past INT64_MAX / 2 in H: one window there; ceil mode adds a partial second window in W.
+    const ops::Pool2dOptions one_row{.kernel_size = {3, 3}, .stride = {INT64_MAX, 3}, .ceil_mode = true};
+    std::vector<TensorPtr> r = Apply(max_op, {x}, {{"kernel_size", one_row.kernel_size}, {"stride", one_row.stride},
+                                                   {"ceil_mode", true}});
+    ExpectTensorNear(r[0], dt, {1, 1, 1, 2}, {12, 14}, 0, 0);
+    ExpectTensorNear(r[1], DType::Int64(), {1, 1, 1, 2}, {12, 14}, 0, 0);
+    // (0+1+2+5+6+7+10+11+12) / 9 and (3+4+8+9+13+14) / 6: the window stops at the input's end.
+    ExpectTensorNear(ops::AvgPool2d(x, one_row), dt, {1, 1, 1, 2}, {6, 8.5}, 1e-6, 1e-6);
+    ExpectTensorNear(ops::AvgPool2d(x, {.kernel_size = {3, 3}, .stride = {INT64_MAX, 3}}), dt, {1, 1, 1, 1}, {6}, 1e-6,
+                     1e-6);
+    // A 2^40 window padded by 2^39: one window, whose divisor 2^80 (with the padding) exceeds int64.
+    const int64_t k = int64_t{1} << 40, p = int64_t{1} << 39;
+    const ops::Pool2dOptions wide{.kernel_size = {k, k}, .padding = {p, p}};
+    const double d = std::ldexp(1.0, 80);
+    ExpectTensorNear(ops::AvgPool2d(x, wide), dt, {1, 1, 1, 1}, {300 / d}, 1e-6, 0);
+    ExpectTensorNear(ops::AvgPool2d(x, {.kernel_size = {k, k}, .padding = {p, p}, .count_include_pad = false}), dt,
+                     {1, 1, 1, 1}, {12}, 1e-6, 0);
+    const Attrs wide_attrs{{"kernel_size", wide.kernel_size}, {"stride", wide.kernel_size}, {"padding", wide.padding}};
+    ExpectTensorNear(Apply1(avg_bwd, {FromDoubles(dt, {1, 1, 1, 1}, {1}), x}, wide_attrs), dt, {1, 1, 5, 5},
+                     std::vector<double>(25, 1 / d), 1e-6, 0);
+    // A dilation of INT64_MAX on a 1x1 kernel changes nothing.
+    r = Apply(max_op, {x}, {{"kernel_size", std::vector<int64_t>{1, 1}}, {"dilation", std::vector<int64_t>{INT64_MAX, INT64_MAX}}});
+    ExpectTensorNear(r[0], dt, {1, 1, 5, 5}, iota, 0, 0);
+    ExpectTensorNear(r[1], DType::Int64(), {1, 1, 5, 5}, iota, 0, 0);
+  }
+}
+
+// Empty H or W is refused as PyTorch does (every window would lie in the padding); empty N or C give
+// empty results.
+TEST(Pooling, EmptyInputs) {
+  const auto f32 = DType::Float32();
+  const ops::Pool2dOptions o{.kernel_size = {2, 2}, .padding = {1, 1}};
+  for (const Shape& s : {Shape{1, 4, 0, 5}, Shape{1, 4, 5, 0}}) {
+    ExpectError([&] { ops::MaxPool2d(RandomTensor(f32, s), o); }, {"max_pool2d: ", "empty spatial dim"});
+    ExpectError([&] { ops::AvgPool2d(RandomTensor(f32, s), o); }, {"avg_pool2d: ", "empty spatial dim"});
+  }
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Shape& s : {Shape{0, 4, 5, 5}, Shape{2, 0, 5, 5}}) {
+      const Shape ys{s[0], s[1], 3, 3};
+      ExpectTensorNear(ops::MaxPool2d(RandomTensor(dt, s), o), dt, ys, {});
+      ExpectTensorNear(ops::AvgPool2d(RandomTensor(dt, s), o), dt, ys, {});
+      ExpectTensorNear(ops::AdaptiveAvgPool2d(RandomTensor(dt, s), {2, 2}), dt, {s[0], s[1], 2, 2}, {});
+      ExpectTensorNear(Apply1(OpRegistry::Global().Get("avg_pool2d_backward"), {RandomTensor(dt, ys), RandomTensor(dt, s)},
+                              {{"kernel_size", o.kernel_size}, {"padding", o.padding}}),
+                       dt, s, {});
+    }
+  }
+}
+
+// One dtype rule (oneflow_c.h, ops "DTypes"): max pooling is defined for numbers but has no integer
+// kernel (UNIMPLEMENTED naming the op and the dtype); averages of integers would be fractions, and bool
+// is not a number (INVALID_ARGUMENT).
+TEST(Pooling, DTypes) {
+  const ops::Pool2dOptions o{.kernel_size = {2, 2}};
+  ExpectError([&] { ops::MaxPool2d(RandomTensor(DType::Int32(), {1, 1, 4, 4}), o); }, StatusCode::kUnimplemented,
+              {"max_pool2d: ", "no kernel", "int32"});
+  ExpectError([&] { ops::MaxPool2d(RandomTensor(DType::Bool(), {1, 1, 4, 4}), o); }, StatusCode::kInvalidArgument,
+              {"max_pool2d: ", "x is bool"});
+  ExpectError([&] { ops::AvgPool2d(RandomTensor(DType::Float16(), {1, 1, 4, 4}), o); }, StatusCode::kUnimplemented,
+              {"avg_pool2d: ", "no kernel", "float16"});
+  ExpectError([&] { ops::AvgPool2d(RandomTensor(DType::Int64(), {1, 1, 4, 4}), o); }, StatusCode::kInvalidArgument,
+              {"avg_pool2d: ", "x must be floating", "int64"});
+  ExpectError([&] { ops::AdaptiveAvgPool2d(RandomTensor(DType::UInt8(), {1, 1, 4, 4}), {1, 1}); },
+              StatusCode::kInvalidArgument, {"adaptive_avg_pool2d: ", "x must be floating", "uint8"});
 }
 
 }  // namespace

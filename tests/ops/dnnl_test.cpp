@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "core/op/dispatch.h"
+#include "core/ops/dnnl/dnnl_common.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -168,8 +169,18 @@ TEST(Matmul, Errors) {
               {"matmul: ", "float32", "float64"});
   ExpectError([&] { ops::Matmul(RandomTensor(DType::Float32(), {}), a); }, StatusCode::kInvalidArgument,
               {"matmul: ", "at least 1 dim"});
-  ExpectError([&] { ops::Matmul(RandomTensor(DType::Int64(), {2, 2}), RandomTensor(DType::Int64(), {2, 2})); },
-              StatusCode::kInvalidArgument, {"matmul: ", "floating"});
+  // One dtype rule (oneflow_c.h, ops "DTypes"): bool is not a number (INVALID_ARGUMENT); a dtype matmul
+  // is defined for but has no kernel for is UNIMPLEMENTED naming the op and the dtype.
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Bool(), {2, 2}), RandomTensor(DType::Bool(), {2, 2})); },
+              StatusCode::kInvalidArgument, {"matmul: ", "a is bool", "numbers"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Float16(), {2, 2}), RandomTensor(DType::Float16(), {2, 2})); },
+              StatusCode::kUnimplemented, {"matmul: ", "no kernel", "float16"});
+  ExpectError([&] { ops::Matmul(RandomTensor(DType::Int32(), {2, 2}), RandomTensor(DType::Int64(), {2, 2})); },
+              StatusCode::kInvalidArgument, {"matmul: ", "int32", "int64", "one dtype"});
+  ExpectError([&] { ops::Linear(RandomTensor(DType::Bool(), {2, 2}), RandomTensor(DType::Bool(), {2, 2}), nullptr); },
+              StatusCode::kInvalidArgument, {"linear: ", "x is bool"});
+  ExpectError([&] { ops::Linear(RandomTensor(DType::BFloat16(), {2, 2}), RandomTensor(DType::BFloat16(), {2, 2}), nullptr); },
+              StatusCode::kUnimplemented, {"linear: ", "no kernel", "bfloat16"});
 }
 
 TEST(Matmul, UnknownDimsFlowThroughInference) {
@@ -246,6 +257,150 @@ TEST(Linear, Errors) {
               StatusCode::kInvalidArgument, {"linear: ", "bias", "(4,)"});
   ExpectError([&] { ops::Linear(x, RandomTensor(DType::Float32(), {5}), nullptr); }, StatusCode::kInvalidArgument,
               {"linear: ", "weight must be 2-D"});
+}
+
+// ---- integer matmul and linear ------------------------------------------------------------------------
+
+const std::vector<Symbol<DType>> kIntDTypes = {DType::Int8(), DType::UInt8(), DType::Int16(), DType::Int32(),
+                                               DType::Int64()};
+
+// An exact integer value (|v| < 2^53) wrapped to `dtype` as two's complement: what PyTorch's integer
+// matmul gives when the true result does not fit.
+double Wrap(double v, Symbol<DType> dtype) {
+  const auto i = static_cast<int64_t>(v);
+  switch (dtype->data_type()) {
+    case DataType::kInt8: return static_cast<int8_t>(i);
+    case DataType::kUInt8: return static_cast<uint8_t>(i);
+    case DataType::kInt16: return static_cast<int16_t>(i);
+    case DataType::kInt32: return static_cast<int32_t>(i);
+    default: return static_cast<double>(i);
+  }
+}
+std::vector<double> Wrapped(std::vector<double> v, Symbol<DType> dtype) {
+  for (double& x : v) x = Wrap(x, dtype);
+  return v;
+}
+
+// Random values whose products wrap in the 8- and 16-bit dtypes (the double references stay exact).
+TensorPtr RandomInts(Symbol<DType> dt, const Shape& s) {
+  return dt == DType::UInt8() ? RandomTensor(dt, s, 0, 256) : RandomTensor(dt, s, -128, 128);
+}
+
+void CheckIntMatmul(const Shape& as, const Shape& bs, bool ta, bool tb) {
+  for (Symbol<DType> dt : kIntDTypes) {
+    SCOPED_TRACE(fmt::format("{} {} @ {} ta={} tb={}", dt->name(), as, bs, ta, tb));
+    const TensorPtr a = RandomInts(dt, as), b = RandomInts(dt, bs);
+    Shape shape;
+    const std::vector<double> want = Wrapped(RefMatmul(a, b, ta, tb, &shape), dt);
+    ExpectTensorNear(MatmulOp(a, b, ta, tb), dt, shape, want, 0, 0);
+    ExpectTensorNear(MatmulOp(NonContiguous(a), NonContiguous(b), ta, tb), dt, shape, want, 0, 0);
+    MarkCovered("matmul", dt);
+  }
+}
+
+TEST(Matmul, IntegersMatchAWrappingReference) {
+  CheckIntMatmul({3, 5}, {5, 4}, false, false);
+  CheckIntMatmul({64, 128}, {128, 32}, false, false);  // enough rows for several pool threads
+  CheckIntMatmul({4, 0}, {0, 3}, false, false);        // empty inner dim: zeros
+  CheckIntMatmul({5, 3}, {4, 5}, true, true);
+  CheckIntMatmul({2, 6, 3}, {6, 4}, true, false);
+  CheckIntMatmul({3, 1, 4, 5}, {2, 5, 6}, false, false);
+  CheckIntMatmul({2, 3, 4, 5}, {5, 6}, false, false);
+  CheckIntMatmul({3, 4, 5}, {1, 6, 5}, false, true);
+  for (Symbol<DType> dt : kIntDTypes) {  // NumPy's 1-D operands, and transposed views read in place
+    SCOPED_TRACE(dt->name());
+    const TensorPtr v = RandomInts(dt, {5}), m = RandomInts(dt, {5, 3}), bm = RandomInts(dt, {2, 4, 5});
+    Shape s;
+    ExpectTensorNear(ops::Matmul(v, m), dt, {3},
+                     Wrapped(RefMatmul(FromDoubles(dt, {1, 5}, ToDoubles(v)), m, false, false, &s), dt), 0, 0);
+    ExpectTensorNear(ops::Matmul(bm, v), dt, {2, 4},
+                     Wrapped(RefMatmul(bm, FromDoubles(dt, {5, 1}, ToDoubles(v)), false, false, &s), dt), 0, 0);
+    ExpectTensorNear(ops::Matmul(ops::Transpose(m, 0, 1), ops::Transpose(bm, -1, -2)), dt, {2, 3, 4},
+                     Wrapped(RefMatmul(m, bm, true, true, &s), dt), 0, 0);
+  }
+}
+
+TEST(Matmul, IntegerOverflowWrapsAroundAsTwosComplement) {
+  // By hand: 100 * 2 + 100 * 1 = 300 = 44 (mod 256); -128 * -1 = 128 = -128; uint8 200 * 2 = 400 = 144;
+  // int16 300 * 300 = 90000 = 24464; int32 2^30 * 2 + 2^30 * 2 = 2^32 = 0; int64 (2^63 - 1) * 2 = -2.
+  auto product = [](Symbol<DType> dt, const Shape& as, std::vector<double> a, const Shape& bs, std::vector<double> b) {
+    return ToDoubles(ops::Matmul(FromDoubles(dt, as, a), FromDoubles(dt, bs, b)));
+  };
+  EXPECT_EQ(product(DType::Int8(), {1, 2}, {100, 100}, {2, 1}, {2, 1}), (std::vector<double>{44}));
+  EXPECT_EQ(product(DType::Int8(), {1, 1}, {-128}, {1, 1}, {-1}), (std::vector<double>{-128}));
+  EXPECT_EQ(product(DType::UInt8(), {1, 1}, {200}, {1, 1}, {2}), (std::vector<double>{144}));
+  EXPECT_EQ(product(DType::Int16(), {1, 1}, {300}, {1, 1}, {300}), (std::vector<double>{24464}));
+  EXPECT_EQ(product(DType::Int32(), {1, 2}, {1 << 30, 1 << 30}, {2}, {2, 2}), (std::vector<double>{0}));
+  // int64 beyond doubles: built from int64 data.
+  std::vector<int64_t> big = {INT64_MAX, 3}, two = {2, -1};
+  const TensorPtr a = FromHost(DType::Int64(), {1, 2}, big.data(), 16, Device::CPU());
+  const TensorPtr b = FromHost(DType::Int64(), {2}, two.data(), 16, Device::CPU());
+  const TensorPtr c = ops::Matmul(a, b);
+  ASSERT_EQ(c->shape(), Shape{1});
+  EXPECT_EQ(c->data<int64_t>()[0], -5);  // 2 * (2^63 - 1) - 3 = 2^64 - 5 = -5 (mod 2^64)
+  // linear: the bias is added in the same wrapping arithmetic.
+  const TensorPtr y = ops::Linear(FromDoubles(DType::Int8(), {1, 2}, {100, 27}), FromDoubles(DType::Int8(), {1, 2}, {1, 1}),
+                                  FromDoubles(DType::Int8(), {1}, {1}));
+  EXPECT_EQ(ToDoubles(y), (std::vector<double>{-128}));  // 128 = -128 (mod 256)
+}
+
+TEST(Linear, IntegersMatchAWrappingReference) {
+  struct Case {
+    Shape x;
+    int64_t out;
+    bool bias;
+  };
+  const std::vector<Case> cases = {{{5, 7}, 3, true}, {{2, 4, 7}, 6, true}, {{7}, 3, false}, {{32, 64}, 128, true}};
+  for (Symbol<DType> dt : kIntDTypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("{} x {} out {} bias {}", dt->name(), c.x, c.out, c.bias));
+      const int64_t in = c.x[c.x.ndim() - 1].value();
+      const TensorPtr x = RandomInts(dt, c.x), w = RandomInts(dt, {c.out, in});
+      const TensorPtr b = c.bias ? RandomInts(dt, {c.out}) : TensorPtr();
+      Shape shape = c.x;
+      shape[shape.ndim() - 1] = c.out;
+      const std::vector<double> want = Wrapped(RefLinear(x, w, b), dt);
+      ExpectTensorNear(ops::Linear(x, w, b), dt, shape, want, 0, 0);
+      ExpectTensorNear(ops::Linear(NonContiguous(x), NonContiguous(w), b), dt, shape, want, 0, 0);
+      MarkCovered("linear", dt);
+    }
+  }
+}
+
+// ---- oneDNN's errors ------------------------------------------------------------------------------------
+
+// Kernels (run through Guarded, as every oneDNN kernel is) whose primitive oneDNN refuses to create: a
+// convolution whose dst does not follow from its src and weights (oneDNN's invalid_arguments), one it
+// has no implementation for (unimplemented, thrown as oneDNN throws it), and an error while running.
+void InconsistentConv(KernelContext&) {
+  static auto* cache = new dnnl_util::PrimitiveCache<dnnl::convolution_forward::primitive_desc>();
+  cache->Get({1}, [] {
+    using dnnl_util::AnyDesc;
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            AnyDesc({1, 4, 5, 5}), AnyDesc({2, 4, 3, 3}), AnyDesc({1, 2, 7, 7}), {1, 1},
+                                            {0, 0}, {0, 0});
+    return dnnl::convolution_forward::primitive_desc(d, dnnl_util::Engine());
+  });
+}
+void UnimplementedPrimitive(KernelContext&) {
+  static auto* cache = new dnnl_util::PrimitiveCache<int>();
+  cache->Get({2}, []() -> int { throw dnnl::error(dnnl_unimplemented, "could not create a primitive descriptor"); });
+}
+void FailsWhileRunning(KernelContext&) { throw dnnl::error(dnnl_runtime_error, "could not execute a primitive"); }
+
+TEST(Dnnl, RefusalsToCreateAPrimitiveAreTheCallersErrorsNamingTheCall) {
+  const std::vector<TensorPtr> inputs = {RandomTensor(DType::Float32(), {1, 4, 5, 5}), nullptr};
+  const std::vector<TensorPtr> outputs;
+  const Attrs attrs{{"stride", std::vector<int64_t>{1, 1}}};
+  KernelContext ctx{inputs, outputs, attrs, Session::Current().thread_pool(), Session::Current().generator()};
+  ExpectError([&] { dnnl_util::Guarded<InconsistentConv>(ctx); }, StatusCode::kInvalidArgument,
+              {"oneDNN cannot run this call", "(1, 4, 5, 5) float32, none", "stride=[1, 1]",
+               "could not create a descriptor"});
+  ExpectError([&] { dnnl_util::Guarded<UnimplementedPrimitive>(ctx); }, StatusCode::kUnimplemented,
+              {"oneDNN cannot run this call", "(1, 4, 5, 5) float32", "could not create a primitive descriptor"});
+  // A failure of a primitive that oneDNN created is ours.
+  ExpectError([&] { dnnl_util::Guarded<FailsWhileRunning>(ctx); }, StatusCode::kInternal,
+              {"oneDNN failed", "(1, 4, 5, 5) float32", "could not execute"});
 }
 
 // The oneDNN caches, buffers and streams are per thread count and per thread: sessions with other

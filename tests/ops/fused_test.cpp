@@ -501,7 +501,10 @@ TEST(FusedConvBnAct, Errors) {
   ExpectError(with(2, RandomTensor(f32, {5})), {p, "bias", "(5,)"});
   const std::vector<TensorPtr> in = ConvBnInputs(k, f32);
   ExpectError([&] { ops::FusedConvBnAct(in[0], in[1], in[2], in[3], in[4], in[5], in[6], {}, -1.0); },
-              {p, "eps must be finite and >= 0", "-1"});
+              {p, "eps must be finite and > 0", "-1"});
+  // As batch_norm's: eps = 0 is refused too.
+  ExpectError([&] { ops::FusedConvBnAct(in[0], in[1], in[2], in[3], in[4], in[5], in[6], {}, 0.0); },
+              {p, "eps must be finite and > 0", "got 0"});
   ExpectError([&] { ops::FusedConvBnAct(in[0], in[1], in[2], in[3], in[4], in[5], in[6], {.stride = {0, 1}}); },
               {p, "stride"});
 }

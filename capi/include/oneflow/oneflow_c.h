@@ -343,8 +343,18 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_
  *  Autograd  While grad mode is on (of_grad_is_enabled) and an input requires grad, a differentiable
  *            op records how to compute gradients: its result requires grad and is not a leaf.
  *  Errors    INVALID_ARGUMENT names the op, the argument and the problem (shapes and dtypes
- *            included: "add: cannot broadcast a (2, 3) with b (4, 3)"); UNIMPLEMENTED for a dtype
- *            or device the op has no kernel for. On failure *out_tensor is untouched. */
+ *            included: "add: cannot broadcast a (2, 3) with b (4, 3)"). Sizes and attributes whose
+ *            arithmetic would overflow int64 (a dilated kernel, a padded input) are INVALID_ARGUMENT
+ *            naming the attribute, never a wrapped result. A call that the op's checks accept is
+ *            never INTERNAL (which always means a bug in oneflow_c).
+ *  DTypes    One rule: a dtype the op is defined for but has no kernel for (on the tensors'
+ *            device) is UNIMPLEMENTED naming the op and the dtype ("conv2d: no kernel for dtype
+ *            int64 on cpu"; float16 and bfloat16 have few kernels yet). A dtype the op is not
+ *            defined for is INVALID_ARGUMENT naming the argument: bool where the op computes with
+ *            numbers (matmul, linear, conv2d, max_pool2d); an integer dtype where the result would
+ *            be fractions in the input's dtype (mean, batch_norm, avg_pool2d, adaptive_avg_pool2d);
+ *            operands of different dtypes where the op takes one dtype.
+ *            On failure *out_tensor is untouched. */
 
 /* Elementwise binary ops (broadcasting, promoting): a + b, a - b, a * b, a / b, a ** b, max(a, b),
  * min(a, b). of_div is true division: integer operands give float32. */
@@ -431,9 +441,13 @@ OF_API of_status_t* of_std(of_session_t* session, const of_tensor_t* x, const in
                            int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
 
 /* Matrix product: 2-D (m, k) @ (k, n) -> (m, n); a 1-D operand is a vector as in NumPy; batched
- * (..., m, k) @ (..., k, n) with broadcast batch dims. */
+ * (..., m, k) @ (..., k, n) with broadcast batch dims. a and b have one dtype: float32, float64 or an
+ * integer type (int8, uint8, int16, int32, int64), which is the result's; integer products wrap
+ * around as two's complement on overflow (as PyTorch's) and are not differentiable. k = 0 gives
+ * zeros. */
 OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
-/* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). */
+/* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). x, weight and bias have
+ * one dtype, as of_matmul's (integers included). */
 OF_API of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                               const of_tensor_t* bias, of_tensor_t** out_tensor);
 
@@ -448,8 +462,11 @@ typedef struct of_conv2d_options_t {
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_conv2d_options_init(of_conv2d_options_t* options);
 /* 2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), weight (O, C / groups, kH, kW),
- * bias (O) or NULL; the result is (N, O, H', W') with
- * H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down), W' alike.
+ * bias (O) or NULL, all float32 or all float64; the result is (N, O, H', W') with
+ * H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down), W' alike,
+ * which must be >= 1. kH and kW must be >= 1; H + 2 * padding and dilation * (kH - 1) + 1 (W alike)
+ * must fit in int64. Empty operands follow PyTorch: zero input channels (C = 0) or taps that all
+ * fall in the padding give the bias (zeros without one); N = 0 or O = 0 give an empty result.
  * options may be NULL for the defaults. */
 OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                               const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out_tensor);
@@ -458,8 +475,9 @@ OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const
 typedef struct of_batch_norm_options_t {
   size_t struct_size; /* sizeof(of_batch_norm_options_t), set by of_batch_norm_options_init */
   int32_t training;   /* 1 (default): normalise with the batch statistics; 0: with the running ones */
-  double momentum;    /* running = (1 - momentum) * running + momentum * batch statistic; default 0.1 */
-  double eps;         /* added to the variance; > 0, default 1e-5 */
+  double momentum;    /* running = (1 - momentum) * running + momentum * batch statistic; in [0, 1],
+                         default 0.1 */
+  double eps;         /* added to the variance; finite and > 0, default 1e-5 */
 } of_batch_norm_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
@@ -467,8 +485,11 @@ OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
  * weight, bias, running_mean and running_var are (C) tensors, each may be NULL (weight 1, bias 0).
  * Training: mean and (biased) var are the batch statistics; when running_mean and running_var are
  * given they are UPDATED IN PLACE with `momentum` (the unbiased batch variance goes into
- * running_var), so they must not be in use by another thread. Inference (training 0): the running
- * statistics are required and used. options may be NULL for the defaults. */
+ * running_var), so they must not be in use by another thread. Training needs more than one value
+ * per channel, except that an empty batch (no values: N = 0 or an empty spatial dim) gives an empty
+ * result and leaves the running statistics unchanged, as PyTorch. Inference (training 0): the
+ * running statistics are required and used. x is float32 or float64. options may be NULL for the
+ * defaults. */
 OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
                                   const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
                                   const of_batch_norm_options_t* options, of_tensor_t** out_tensor);
@@ -489,13 +510,16 @@ OF_API void of_pool2d_options_init(of_pool2d_options_t* options);
 /* Max / average pooling of x (N, C, H, W) over kernel_size windows. options is required
  * (it carries the kernel size). Output size per dim: (H + 2 * padding - dilation * (k - 1) - 1) /
  * stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input or
- * its left padding). */
+ * its left padding); it must be >= 1, and H + 2 * padding and dilation * (k - 1) + 1 must fit in
+ * int64. H and W must be >= 1 (as PyTorch); N = 0 or C = 0 give an empty result. x is float32 or
+ * float64. */
 OF_API of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                                   of_tensor_t** out_tensor);
 OF_API of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                                   of_tensor_t** out_tensor);
 /* Average pooling of x (N, C, H, W) to (out_h, out_w) (each >= 1), windows chosen as
- * PyTorch's: output cell i covers input rows [floor(i * H / out_h), ceil((i + 1) * H / out_h)). */
+ * PyTorch's: output cell i covers input rows [floor(i * H / out_h), ceil((i + 1) * H / out_h)).
+ * H and W must be >= 1; x is float32 or float64. */
 OF_API of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
                                            of_tensor_t** out_tensor);
 

@@ -1,10 +1,13 @@
 // batch_norm and batch_norm_backward. float32: oneDNN batch normalization on the plain (N, C, S)
-// layout (it is memory-bound: a reorder would cost more than it saves); float64: loops per channel.
+// layout (it is memory-bound: a reorder would cost more than it saves); float64: loops per channel,
+// which float32 also runs where oneDNN does not (empty x, sizes beyond its int32 descriptors).
 //
 // batch_norm's outputs are y and the statistics it normalised with, saved_mean and saved_var (the
 // biased batch variance in training, copies of the running stats in inference), which
 // batch_norm_backward takes. Training updates running_mean / running_var in place (mutated inputs) with
-// the unbiased batch variance, as PyTorch.
+// the unbiased batch variance, as PyTorch. Training on an empty batch (N = 0, or an empty spatial dim)
+// gives an empty y, saves zeros and leaves the running stats unchanged (PyTorch also allows it).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -23,7 +26,7 @@ constexpr const char* kParamNames[] = {"x", "weight", "bias", "running_mean", "r
 std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Attrs& attrs) {
   const TensorMeta& x = in[0];
   OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
-  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+  CheckFloating(x, "x");
   const Dim c = x.shape[1];
   for (size_t i = 1; i < 5; ++i) {
     if (!in[i].dtype) continue;
@@ -36,13 +39,15 @@ std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Att
   }
   OF_CHECK(static_cast<bool>(in[3].dtype) == static_cast<bool>(in[4].dtype))
       << "running_mean and running_var must be given together";
-  const double eps = attrs.Float("eps");
-  OF_CHECK(eps >= 0 && std::isfinite(eps)) << "eps must be finite and >= 0, got " << eps;
-  OF_CHECK(std::isfinite(attrs.Float("momentum"))) << "momentum must be finite, got " << attrs.Float("momentum");
+  CheckedEps(attrs);
+  const double momentum = attrs.Float("momentum");
+  OF_CHECK(momentum >= 0 && momentum <= 1) << "momentum must be in [0, 1], got " << momentum;
   if (attrs.Bool("training")) {
+    // An empty batch (0 values per channel) gives an empty y and leaves the running stats alone, as
+    // PyTorch; a single value has no variance.
     Dim count = x.shape[0];
     for (int64_t d = 2; d < x.shape.ndim(); ++d) count = count * x.shape[d];
-    OF_CHECK(!(count.is_known() && count.value() <= 1))
+    OF_CHECK(!(count == 1))
         << "training needs more than 1 value per channel to compute batch statistics, got x " << x.shape;
   } else {
     OF_CHECK(in[3].dtype) << "inference (training=false) normalises with running_mean and running_var, which are "
@@ -53,9 +58,11 @@ std::vector<TensorMeta> InferBatchNorm(std::span<const TensorMeta> in, const Att
 }
 
 // Inputs (x, grad_y, weight?, saved_mean, saved_var); outputs grad_x, grad_weight, grad_bias.
-std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, const Attrs&) {
+std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
   const TensorMeta& x = in[0];
   OF_CHECK(x.shape.ndim() >= 2) << "x must have at least 2 dims (N, C, ...), got " << x.shape;
+  CheckFloating(x, "x");
+  CheckedEps(attrs);
   OF_CHECK(in[1].dtype == x.dtype && in[1].shape == x.shape)
       << "grad_y " << in[1].dtype << " " << in[1].shape << " must match x " << x.dtype << " " << x.shape;
   constexpr const char* names[] = {"x", "grad_y", "weight", "saved_mean", "saved_var"};
@@ -94,6 +101,16 @@ void UpdateRunningStats(KernelContext& ctx, const BnGeom& g, const T* mean, cons
   }
 }
 
+// Training on an empty batch saves zeros (there are no statistics) and updates nothing.
+template <typename T>
+void SaveEmptyBatchStats(KernelContext& ctx, const BnGeom& g) {
+  std::fill_n(ctx.out(1).data<T>(), g.c, T(0));
+  std::fill_n(ctx.out(2).data<T>(), g.c, T(0));
+}
+
+// Whether oneDNN runs this call: a non-empty x whose sizes fit its int32 descriptors (FitsDnnl).
+bool DnnlRuns(const BnGeom& g) { return std::min({g.n, g.c, g.s}) > 0 && FitsDnnl({g.n, g.c, g.s}); }
+
 // Inference normalises with (and saves) the running stats.
 template <typename T>
 void SaveRunningStats(KernelContext& ctx, const BnGeom& g) {
@@ -119,15 +136,20 @@ dnnl::batch_normalization_forward::primitive_desc FwdPd(const BnGeom& g, dnnl::p
   return {dnnl::batch_normalization_forward::desc(prop, DataDesc(g), eps, flags), DefaultAttr(), Engine()};
 }
 
+template <typename T>
+void BatchNormRef(KernelContext& ctx);
+template <typename T>
+void BatchNormBackwardRef(KernelContext& ctx);
+
 void BatchNormF32(KernelContext& ctx) {
   const BnGeom g = GeomOf(ctx.in(0));
+  if (!DnnlRuns(g)) return BatchNormRef<float>(ctx);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
   const bool weight = ctx.inputs[1] != nullptr, bias = ctx.inputs[2] != nullptr;
   float* mean = ctx.out(1).data<float>();
   float* var = ctx.out(2).data<float>();
   if (!training) SaveRunningStats<float>(ctx, g);
-  if (ctx.in(0).numel() == 0) return;
   using Flags = dnnl::normalization_flags;
   Flags flags = Flags::none;
   if (weight) flags |= Flags::use_scale;
@@ -157,13 +179,9 @@ void BatchNormF32(KernelContext& ctx) {
 
 void BatchNormBackwardF32(KernelContext& ctx) {
   const BnGeom g = GeomOf(ctx.in(0));
+  if (!DnnlRuns(g)) return BatchNormBackwardRef<float>(ctx);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
-  if (ctx.in(0).numel() == 0) {
-    std::fill_n(ctx.out(1).data<float>(), g.c, 0.0f);
-    std::fill_n(ctx.out(2).data<float>(), g.c, 0.0f);
-    return;
-  }
   using Flags = dnnl::normalization_flags;
   const Flags flags = training ? Flags::use_scale | Flags::use_shift
                                : Flags::use_scale | Flags::use_shift | Flags::use_global_stats;
@@ -201,7 +219,7 @@ void BatchNormBackwardF32(KernelContext& ctx) {
   stream.wait();
 }
 
-// float64 loops, one channel per task -----------------------------------------------------------------
+// Loops, one channel per task (float64, and float32 calls oneDNN does not run) --------------------------
 
 template <typename T>
 void BatchNormRef(KernelContext& ctx) {
@@ -215,6 +233,7 @@ void BatchNormRef(KernelContext& ctx) {
   T* mean = ctx.out(1).data<T>();
   T* var = ctx.out(2).data<T>();
   if (!training) SaveRunningStats<T>(ctx, g);
+  if (training && g.count() == 0) return SaveEmptyBatchStats<T>(ctx, g);
   ctx.pool.ParallelFor(g.c, GrainFor(3 * g.count()), [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       if (training) {

@@ -1,9 +1,13 @@
 // conv2d and its backward ops (conv2d_backward_data, conv2d_backward_weight, which also gives the bias
 // gradient). float32: oneDNN convolution in the layouts it picks (format any), reordered from and to
-// our plain NCHW tensors; float64: direct loops.
+// our plain NCHW tensors; float64: direct loops, which float32 also runs where oneDNN does not (empty
+// operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
 // The backward ops take the forward input x (or weight) only for its shape: with strides > 1 the input
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
+#include <algorithm>
+#include <string>
+
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
 #include "core/ops/dnnl/conv_common.h"
@@ -58,6 +62,13 @@ memory::dims WeightDims(const ConvGeom& g) {
 
 int64_t ConvWork(const ConvGeom& g) { return g.n * g.o * g.oh * g.ow * g.cg() * g.kh * g.kw / 8; }
 
+bool DnnlRuns(const ConvGeom& g) {
+  if (std::min({g.n, g.c, g.h, g.w, g.o, g.oh, g.ow}) == 0) return false;
+  return FitsDnnl({g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.g, g.win.stride[0], g.win.stride[1],
+                   g.win.dilation[0], g.win.dilation[1], PaddedInput(g.h, g.win, 0), PaddedInput(g.w, g.win, 1),
+                   DilatedKernel(g.kh, g.win, 0), DilatedKernel(g.kw, g.win, 1)});
+}
+
 Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
   return {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
           g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, flag};
@@ -98,17 +109,22 @@ namespace {
 
 using namespace dnnl_util;
 
-// The output shape of conv2d(x, weight), checking both.
+// The output shape of conv2d(x, weight), checking both. Zero input channels are allowed (the result is
+// the bias, as PyTorch's); an empty kernel is not.
 Shape ConvOutShape(const Shape& x, const Shape& w, const ConvParams& p) {
   OF_CHECK(x.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x;
   OF_CHECK(w.ndim() == 4) << "weight must be 4-D (out_channels, in_channels / groups, kH, kW), got " << w;
+  OF_CHECK(!(w[2] == 0 || w[3] == 0)) << "weight " << w << " has an empty kernel (kH, kW) = (" << w[2] << ", " << w[3]
+                                      << "); kernel sizes must be >= 1";
   const int64_t g = p.groups;
   OF_CHECK(!w[0].is_known() || w[0].value() % g == 0)
       << "groups=" << g << " does not divide the " << w[0] << " output channels of weight " << w;
-  const Dim expect = w[1] * g;
-  if (x[1].is_known() && expect.is_known() && x[1] != expect) {
+  if (x[1].is_known() && w[1].is_known() && (x[1].value() % g != 0 || x[1].value() / g != w[1].value())) {
+    int64_t expect;
+    const bool overflow = __builtin_mul_overflow(w[1].value(), g, &expect);
     OF_THROW(InvalidArgument) << "x " << x << " has " << x[1] << " channels but weight " << w << " with groups=" << g
-                              << " expects weight.shape[1] * groups = " << w[1] << " * " << g << " = " << expect;
+                              << " expects weight.shape[1] * groups = " << w[1] << " * " << g << " = "
+                              << (overflow ? std::string("more than int64 holds") : std::to_string(expect));
   }
   const auto [oh, ow] = WindowOutput(x, w[2], w[3], p.win);
   return Shape{x[0], w[0], oh, ow};
@@ -127,7 +143,7 @@ void CheckBias(const TensorMeta& bias, const TensorMeta& x, const Shape& w) {
 
 std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs& attrs) {
   const ConvParams p = ConvParamsOf(attrs);
-  OF_CHECK(in[0].dtype->is_floating_point()) << "x must be floating, got " << in[0].dtype;
+  CheckNumeric(in[0], "x");
   CheckDType(in[1], in[0], "weight", "x");
   const Shape y = ConvOutShape(in[0].shape, in[1].shape, p);
   if (in[2].dtype) CheckBias(in[2], in[0], in[1].shape);
@@ -136,6 +152,7 @@ std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs&
 
 // grad_y must be what conv2d(x, weight) gives.
 void CheckGradY(const TensorMeta& dy, const TensorMeta& x, const TensorMeta& w, const Attrs& attrs) {
+  CheckNumeric(x, "x");
   CheckDType(dy, x, "grad_y", "x");
   CheckDType(w, x, "weight", "x");
   const Shape y = ConvOutShape(x.shape, w.shape, ConvParamsOf(attrs));
@@ -159,6 +176,14 @@ std::vector<TensorMeta> InferConv2dBackwardWeight(std::span<const TensorMeta> in
 
 // ---- kernels --------------------------------------------------------------------------------------
 
+// The loops (float64, and float32 calls that oneDNN does not run: see DnnlRuns).
+template <typename T>
+void Conv2dRef(KernelContext& ctx);
+template <typename T>
+void Conv2dBackwardDataRef(KernelContext& ctx);
+template <typename T>
+void Conv2dBackwardWeightRef(KernelContext& ctx);
+
 struct ConvBwdDataEntry {
   dnnl::convolution_backward_data::primitive_desc pd;
   dnnl::convolution_backward_data prim;
@@ -172,7 +197,7 @@ struct ConvBwdWeightsEntry {
 
 void Conv2dF32(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
-  if (ctx.out(0).numel() == 0) return;
+  if (!DnnlRuns(g)) return Conv2dRef<float>(ctx);
   const bool bias = ctx.inputs[2] != nullptr;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
@@ -188,14 +213,10 @@ void Conv2dF32(KernelContext& ctx) {
 }
 
 void Conv2dBackwardDataF32(KernelContext& ctx) {
+  const ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
+  if (!DnnlRuns(g)) return Conv2dBackwardDataRef<float>(ctx);
   const TensorPtr dy = ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
-  const ConvGeom g = ConvGeomOf(ctx.in(2), *w, ctx.attrs);
   void* dx = ctx.out(0).raw_data();
-  if (ctx.out(0).numel() == 0) return;
-  if (dy->numel() == 0) {
-    std::fill_n(static_cast<float*>(dx), ctx.out(0).numel(), 0.0f);
-    return;
-  }
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
   auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
@@ -221,15 +242,12 @@ void Conv2dBackwardDataF32(KernelContext& ctx) {
 }
 
 void Conv2dBackwardWeightF32(KernelContext& ctx) {
+  const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(2), ctx.attrs);
+  // An empty x still has a bias gradient (the sum of grad_y): the loops give it.
+  if (!DnnlRuns(g)) return Conv2dBackwardWeightRef<float>(ctx);
   const TensorPtr x = ContiguousInput(ctx, 0), dy = ContiguousInput(ctx, 1);
-  const ConvGeom g = ConvGeomOf(*x, ctx.in(2), ctx.attrs);
   void* dw = ctx.out(0).raw_data();
   void* db = ctx.out(1).raw_data();
-  if (dy->numel() == 0 || x->numel() == 0) {
-    std::fill_n(static_cast<float*>(dw), ctx.out(0).numel(), 0.0f);
-    std::fill_n(static_cast<float*>(db), ctx.out(1).numel(), 0.0f);
-    return;
-  }
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdWeightsEntry>();
   auto e = cache->Get(ConvKey(exec, 3, g, true), [&] {
@@ -255,7 +273,8 @@ void Conv2dBackwardWeightF32(KernelContext& ctx) {
   stream.wait();
 }
 
-// float64 reference loops ----------------------------------------------------------------------------
+// The loops -------------------------------------------------------------------------------------------
+// Input positions are formed as integer indices, valid by ValidRange (never as out-of-range pointers).
 
 template <typename T>
 void Conv2dRef(KernelContext& ctx) {
@@ -282,9 +301,9 @@ void Conv2dRef(KernelContext& ctx) {
             const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
             const T wv = wp[ki * g.kw + kj];
             for (int64_t oy = y0; oy < y1; ++oy) {
-              const T* xrow = xp + (oy * sh - ph + ki * dh) * g.w - pw + kj * dw;
+              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
               T* yrow = yp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) yrow[ox] += wv * xrow[ox * sw];
+              for (int64_t ox = x0; ox < x1; ++ox) yrow[ox] += wv * xp[row + ox * sw];
             }
           }
         }
@@ -318,9 +337,9 @@ void Conv2dBackwardDataRef(KernelContext& ctx) {
             const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
             const T wv = wp[ki * g.kw + kj];
             for (int64_t oy = y0; oy < y1; ++oy) {
-              T* dxrow = dxp + (oy * sh - ph + ki * dh) * g.w - pw + kj * dw;
+              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
               const T* dyrow = dyp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) dxrow[ox * sw] += wv * dyrow[ox];
+              for (int64_t ox = x0; ox < x1; ++ox) dxp[row + ox * sw] += wv * dyrow[ox];
             }
           }
         }
@@ -353,9 +372,9 @@ void Conv2dBackwardWeightRef(KernelContext& ctx) {
             const T* xp = x + (n * g.c + c) * g.h * g.w;
             const T* dyp = dy + (n * g.o + o) * plane;
             for (int64_t oy = y0; oy < y1; ++oy) {
-              const T* xrow = xp + (oy * sh - ph + ki * dh) * g.w - pw + kj * dwl;
+              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dwl - pw);
               const T* dyrow = dyp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) s += dyrow[ox] * xrow[ox * sw];
+              for (int64_t ox = x0; ox < x1; ++ox) s += dyrow[ox] * xp[row + ox * sw];
             }
           }
           dw[i * g.kh * g.kw + ki * g.kw + kj] = s;

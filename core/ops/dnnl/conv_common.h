@@ -31,6 +31,10 @@ memory::dims SrcDims(const ConvGeom& g);
 memory::dims DstDims(const ConvGeom& g);
 memory::dims WeightDims(const ConvGeom& g);
 
+// Whether oneDNN runs this convolution: it refuses empty operands and checks its descriptors in int
+// (FitsDnnl). The float32 kernels run the loops for the rest.
+bool DnnlRuns(const ConvGeom& g);
+
 // Multiply-adds / 8 (the `work` of PrepareExec).
 int64_t ConvWork(const ConvGeom& g);
 // Primitive-cache key: the thread count, `kind` (which primitive, within one cache), the geometry, `flag`.

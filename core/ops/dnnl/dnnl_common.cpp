@@ -1,7 +1,10 @@
 #include "core/ops/dnnl/dnnl_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <string>
 
 #include "core/tensor/copy.h"
 
@@ -109,8 +112,47 @@ memory::desc AnyDesc(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }
 
-void ThrowDnnlError(const dnnl::error& e) {
-  OF_THROW(Internal) << "oneDNN failed: " << e.what() << " (status " << static_cast<int>(e.status) << ")";
+namespace {
+// What a call passed: "inputs (1, 4, 5, 5) float32, (2, 4, 3, 3) float32, none with stride=[1, 1], ...".
+std::string CallText(const KernelContext& ctx) {
+  std::string text = "inputs ";
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += ctx.inputs[i] ? fmt::format("{} {}", ctx.in(i).shape(), ctx.in(i).dtype()->name()) : "none";
+  }
+  return text + " with " + ctx.attrs.ToString();
+}
+}  // namespace
+
+void ThrowRefused(const Refused& e, const KernelContext& ctx) {
+  const StatusCode code = e.status == dnnl_unimplemented     ? StatusCode::kUnimplemented
+                          : e.status == dnnl_out_of_memory ? StatusCode::kResourceExhausted
+                                                            : StatusCode::kInvalidArgument;
+  throw Error(code, fmt::format("oneDNN cannot run this call ({}): {}", CallText(ctx), e.what()));
+}
+
+void ThrowDnnlError(const dnnl::error& e, const KernelContext& ctx) {
+  OF_THROW(Internal) << "oneDNN failed (" << CallText(ctx) << "): " << e.what() << " (status "
+                     << static_cast<int>(e.status) << ")";
+}
+
+bool FitsDnnl(std::initializer_list<int64_t> values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); });
+}
+
+void CheckNumeric(const TensorMeta& t, std::string_view name) {
+  OF_CHECK(t.dtype != DType::Bool()) << name << " is bool; this op computes with numbers";
+}
+
+void CheckFloating(const TensorMeta& t, std::string_view name) {
+  OF_CHECK(t.dtype->is_floating_point()) << name << " must be floating (the results are fractions), got " << t.dtype;
+}
+
+double CheckedEps(const Attrs& attrs) {
+  const double eps = attrs.Float("eps");
+  OF_CHECK(eps > 0 && std::isfinite(eps)) << "eps must be finite and > 0, got " << eps;
+  return eps;
 }
 
 std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min) {
@@ -120,12 +162,38 @@ std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min
   return v;
 }
 
+int64_t DilatedKernel(int64_t k, const Window2d& win, int axis) {
+  const int64_t d = win.dilation[axis];
+  int64_t extent;
+  if (__builtin_mul_overflow(d, k - 1, &extent) || __builtin_add_overflow(extent, 1, &extent)) {
+    const char* name = axis == 0 ? "kH" : "kW";
+    OF_THROW(InvalidArgument) << "dilation[" << axis << "] is " << d << ": the dilated kernel (dilation * (" << name
+                              << " - 1) + 1) overflows int64 for " << name << " = " << k;
+  }
+  return extent;
+}
+
+int64_t PaddedInput(int64_t in, const Window2d& win, int axis) {
+  const int64_t p = win.padding[axis];
+  int64_t padded;
+  if (__builtin_mul_overflow(p, 2, &padded) || __builtin_add_overflow(padded, in, &padded)) {
+    OF_THROW(InvalidArgument) << "padding[" << axis << "] is " << p << ": the padded input ("
+                              << (axis == 0 ? "H" : "W") << " + 2 * padding) overflows int64";
+  }
+  return padded;
+}
+
 int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis) {
   const int64_t s = win.stride[axis], p = win.padding[axis];
-  const int64_t span = in + 2 * p - win.dilation[axis] * (k - 1) - 1;
+  const int64_t span = PaddedInput(in, win, axis) - DilatedKernel(k, win, axis);  // both >= 0: no overflow
   if (span < 0) return 0;
-  int64_t out = (win.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  if (win.ceil_mode && (out - 1) * s >= in + p) --out;
+  int64_t out = span / s + 1;
+  if (win.ceil_mode) {
+    if (span % s != 0) ++out;
+    // (out - 1) * s overflows only where it is past in + p (which fits: in + 2p does).
+    int64_t last_start;
+    if (__builtin_mul_overflow(out - 1, s, &last_start) || last_start >= in + p) --out;
+  }
   return out;
 }
 
@@ -134,6 +202,8 @@ std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d&
   const Dim kernel[2] = {kh, kw};
   bool ok = true;
   for (int a = 0; a < 2; ++a) {
+    PaddedInput(0, win, a);  // what can be checked before sizes are known
+    if (kernel[a].is_known()) DilatedKernel(kernel[a].value(), win, a);
     if (!x[2 + a].is_known() || !kernel[a].is_known()) continue;
     out[a] = WindowOut(x[2 + a].value(), kernel[a].value(), win, a);
     ok &= out[a].value() >= 1;
@@ -150,9 +220,8 @@ std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d&
 
 std::pair<int64_t, int64_t> ValidRange(int64_t out, int64_t in, int64_t stride, int64_t pad, int64_t offset) {
   // o*stride + (offset - pad) in [0, in)  <=>  o in [ceil((pad - offset) / stride), ceil((in + pad - offset) / stride)).
-  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
-  const int64_t first = std::max<int64_t>(0, ceil_div(pad - offset, stride));
-  const int64_t last = std::min<int64_t>(out, ceil_div(in + pad - offset, stride));
+  const int64_t first = std::max<int64_t>(0, CeilDiv(pad - offset, stride));
+  const int64_t last = std::min<int64_t>(out, CeilDiv(in + pad - offset, stride));
   return {first, std::max(first, last)};
 }
 

@@ -9,9 +9,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -48,11 +50,20 @@ struct KeyHash {
   size_t operator()(const Key& key) const noexcept;
 };
 
+// oneDNN refused to create a primitive for a call's sizes and attributes (thrown by PrimitiveCache::Get,
+// reported by Guarded). Creation is where oneDNN judges what the caller asked for; an error while a
+// primitive runs is ours.
+struct Refused : std::runtime_error {
+  explicit Refused(const dnnl::error& e) : std::runtime_error(e.what()), status(e.status) {}
+  dnnl_status_t status;
+};
+
 // Primitives (with their descriptors and reorders) by key. Entries are immutable and shared, so a
 // caller keeps using its entry even if the cache is cleared meanwhile (it is, past kMaxEntries).
 template <typename Entry>
 class PrimitiveCache {
  public:
+  // A oneDNN error thrown by make() (creating descriptors and primitives) becomes Refused.
   template <typename Make>
   std::shared_ptr<const Entry> Get(const Key& key, Make&& make) {
     {
@@ -60,7 +71,12 @@ class PrimitiveCache {
       auto it = map_.find(key);
       if (it != map_.end()) return it->second;
     }
-    auto entry = std::make_shared<const Entry>(make());  // outside the lock: creation is slow
+    std::shared_ptr<const Entry> entry;
+    try {
+      entry = std::make_shared<const Entry>(make());  // outside the lock: creation is slow
+    } catch (const dnnl::error& e) {
+      throw Refused(e);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (map_.size() >= kMaxEntries) map_.clear();
     return map_.emplace(key, std::move(entry)).first->second;
@@ -105,16 +121,37 @@ class Operand {
 memory::desc PlainDesc(const memory::dims& dims);
 memory::desc AnyDesc(const memory::dims& dims);
 
-[[noreturn]] void ThrowDnnlError(const dnnl::error& e);
-// Runs a float32 oneDNN kernel, turning oneDNN's errors into Internal errors.
+// Refused: UNIMPLEMENTED when oneDNN has no implementation, RESOURCE_EXHAUSTED when it ran out of
+// memory, INVALID_ARGUMENT otherwise; the message gives the call's input shapes and attributes (dispatch
+// prefixes the op's name). Any other oneDNN error is Internal.
+[[noreturn]] void ThrowRefused(const Refused& e, const KernelContext& ctx);
+[[noreturn]] void ThrowDnnlError(const dnnl::error& e, const KernelContext& ctx);
+// Runs a float32 oneDNN kernel, turning oneDNN's errors into oneflow errors.
 template <void (*F)(KernelContext&)>
 void Guarded(KernelContext& ctx) {
   try {
     F(ctx);
+  } catch (const Refused& e) {
+    ThrowRefused(e, ctx);
   } catch (const dnnl::error& e) {
-    ThrowDnnlError(e);
+    ThrowDnnlError(e, ctx);
   }
 }
+
+// oneDNN (v2) checks descriptors in `int` arithmetic: a call runs oneDNN only if every size, attribute
+// and padded extent it passes fits in int32 (other calls run the plain loops).
+bool FitsDnnl(std::initializer_list<int64_t> values);
+
+// The dtype rule (oneflow_c.h, ops "DTypes"): a dtype an op is not defined for is INVALID_ARGUMENT, one
+// it is defined for but has no kernel for is UNIMPLEMENTED (from dispatch).
+// INVALID_ARGUMENT naming `name` if `t` is bool: for ops that compute with numbers.
+void CheckNumeric(const TensorMeta& t, std::string_view name);
+// INVALID_ARGUMENT naming `name` unless `t` is floating: for ops whose results are fractions (averages,
+// normalisation) in the input's dtype.
+void CheckFloating(const TensorMeta& t, std::string_view name);
+
+// batch norm's eps (batch_norm, batch_norm_backward, fused_conv_bn_act): finite and > 0.
+double CheckedEps(const Attrs& attrs);
 
 // ParallelFor grain (items per chunk) for items that each cost `work` simple operations.
 inline int64_t GrainFor(int64_t work) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work)); }
@@ -127,14 +164,24 @@ struct Window2d {
   int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
   bool ceil_mode = false;
 };
+// The window arithmetic is checked: a value that would overflow int64 is InvalidArgument naming the
+// attribute, so every size that inference accepts is computed exactly by the kernels.
+// The dilated kernel extent d * (k - 1) + 1 along `axis` (k >= 1).
+int64_t DilatedKernel(int64_t k, const Window2d& win, int axis);
+// The padded input in + 2 * padding along `axis`.
+int64_t PaddedInput(int64_t in, const Window2d& win, int axis);
 // Output length over `in` for a kernel of `k`: floor (or ceil) of (in + 2p - d(k-1) - 1) / s, plus 1; in
 // ceil mode the last window must start inside the input or the left padding (as PyTorch). May be < 1.
 int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis);
-// Output (H, W) for a kernel (kh, kw); a dim is unknown where x's or the kernel's is not known.
+// Output (H, W) for a kernel (kh, kw); a dim is unknown where x's or the kernel's is not known (what is
+// known is checked: the dilated kernel when k is, the doubled padding always).
 // InvalidArgument naming x and the window if a known output dim is < 1.
 std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d& win);
 // The outputs o in [0, out) whose input o*stride - pad + offset lies in [0, in), as [first, last).
+// Overflow-free for any arguments that inference accepted.
 std::pair<int64_t, int64_t> ValidRange(int64_t out, int64_t in, int64_t stride, int64_t pad, int64_t offset);
+// ceil(a / b) for b > 0, without forming a + b - 1.
+inline int64_t CeilDiv(int64_t a, int64_t b) { return a > 0 ? 1 + (a - 1) / b : -((-a) / b); }
 
 // A tensor input as contiguous (kernels of ops with strided_inputs that need it).
 TensorPtr ContiguousInput(KernelContext& ctx, size_t i);

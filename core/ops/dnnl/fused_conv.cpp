@@ -3,7 +3,8 @@
 // (its tensors are variables that may change between runs), in double and rounded once:
 //   scale = gamma / sqrt(running_var + eps),  w' = w * scale[o],  b' = (b - running_mean) * scale + beta.
 // float32: one oneDNN convolution with bias b' and, with relu, an eltwise relu post-op, built and run by
-// conv2d's forward code (conv_common.h); float64: conv2d's own float64 kernel on (w', b'), then relu.
+// conv2d's forward code (conv_common.h); float64 (and float32 calls oneDNN does not run, see DnnlRuns):
+// conv2d's own kernel on (w', b'), then relu.
 #include <cmath>
 
 #include "core/op/dispatch.h"
@@ -38,8 +39,7 @@ std::vector<TensorMeta> InferFusedConvBnAct(std::span<const TensorMeta> in, cons
         << kInputNames[i] << " must be 1-D with out_channels = " << c << " elements (the convolution's output is "
         << y.shape << "), got " << s;
   }
-  const double eps = attrs.Float("eps");
-  OF_CHECK(eps >= 0 && std::isfinite(eps)) << "eps must be finite and >= 0, got " << eps;
+  CheckedEps(attrs);
   return {y};
 }
 
@@ -84,11 +84,14 @@ void FoldInto(KernelContext& ctx, const Folded& f, T* w_out, T* b_out) {
   for (size_t o = 0; o < f.bias.size(); ++o) b_out[o] = static_cast<T>(f.bias[o]);
 }
 
+template <typename T>
+void FusedConvBnActLoops(KernelContext& ctx);
+
 // ---- float32: oneDNN --------------------------------------------------------------------------------
 
 void FusedConvBnActF32(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
-  if (ctx.out(0).numel() == 0) return;
+  if (!DnnlRuns(g)) return FusedConvBnActLoops<float>(ctx);
   const bool relu = ctx.attrs.Bool("relu");
   const Folded f = Fold<float>(ctx, g.o);
   // w' then b' in the calling thread's kSlotExtra buffer (conv2d's operands use the other slots).
@@ -112,24 +115,25 @@ void FusedConvBnActF32(KernelContext& ctx) {
   RunConvFwd(*e, g, exec.stream, ctx.in(kX).raw_data(), folded, folded + w_numel, ctx.out(0).raw_data());
 }
 
-// ---- float64: conv2d's loops on the folded weights ----------------------------------------------------
+// ---- float64 (and float32 calls oneDNN does not run): conv2d's kernel on the folded weights -----------
 
-void FusedConvBnActF64(KernelContext& ctx) {
+template <typename T>
+void FusedConvBnActLoops(KernelContext& ctx) {
   const Tensor& w = ctx.in(kWeight);
   const int64_t channels = w.shape()[0].value();
-  const Folded f = Fold<double>(ctx, channels);
+  const Folded f = Fold<T>(ctx, channels);
   const TensorPtr w2 = Empty(w.dtype(), w.shape(), w.device());
   const TensorPtr b2 = Empty(w.dtype(), Shape{channels}, w.device());
-  FoldInto<double>(ctx, f, w2->data<double>(), b2->data<double>());
-  static const KernelDef* conv = Conv2dOp().FindKernel(DeviceType::kCPU, DType::Float64());
-  OF_CHECK_INTERNAL(conv != nullptr) << "conv2d has no float64 CPU kernel";
+  FoldInto<T>(ctx, f, w2->data<T>(), b2->data<T>());
+  const KernelDef* conv = Conv2dOp().FindKernel(DeviceType::kCPU, w.dtype());
+  OF_CHECK_INTERNAL(conv != nullptr) << "conv2d has no " << w.dtype() << " CPU kernel";
   const std::vector<TensorPtr> inputs = {ctx.inputs[kX], w2, b2};
   KernelContext sub{inputs, ctx.outputs, ctx.attrs, ctx.pool, ctx.generator};
-  conv->fn(sub);
+  conv->fn(sub);  // float32: DnnlRuns is false here too, so conv2d runs its loops
   if (!ctx.attrs.Bool("relu")) return;
-  double* y = ctx.out(0).data<double>();
+  T* y = ctx.out(0).data<T>();
   ctx.pool.ParallelFor(ctx.out(0).numel(), 32768, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = y[i] < 0.0 ? 0.0 : y[i];  // as relu (NaN stays NaN)
+    for (int64_t i = begin; i < end; ++i) y[i] = y[i] < T(0) ? T(0) : y[i];  // as relu (NaN stays NaN)
   });
 }
 
@@ -148,7 +152,7 @@ void RegisterFusedConvOps(OpRegistry& registry) {
       .attrs = std::move(attrs),
       .infer = InferFusedConvBnAct,
       .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActF64}},
+                  {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActLoops<double>}},
   });
 }
 

@@ -1,9 +1,12 @@
-// matmul and linear: oneDNN's matmul primitive for float32, C++ loops for float64.
+// matmul and linear: oneDNN's matmul primitive for float32, C++ loops for float64 and the integer
+// dtypes (int8, uint8, int16, int32, int64: results in that dtype, wrapping around on overflow as
+// PyTorch's; not differentiable, as integer tensors never require grad).
 //
 // The registered "matmul" op takes operands of >= 2 dims with optional transposes (what backward
 // needs) and broadcasts batch dims; ops::Matmul adds NumPy's 1-D cases on top. Its kernel reads
 // operands that are contiguous or transposed views of contiguous tensors without copying.
 #include <algorithm>
+#include <type_traits>
 
 #include "core/op/dispatch.h"
 #include "core/ops/dnnl/dnnl_common.h"
@@ -32,10 +35,11 @@ void CheckInner(Dim ka, Dim kb, const Shape& a, const Shape& b, bool ta, bool tb
   }
 }
 
-void CheckSameFloatingDType(const TensorMeta& a, const TensorMeta& b, std::string_view an, std::string_view bn) {
+// Operands of one number dtype (a number dtype without a kernel is UNIMPLEMENTED, from dispatch).
+void CheckSameDType(const TensorMeta& a, const TensorMeta& b, std::string_view an, std::string_view bn) {
   OF_CHECK(a.dtype == b.dtype) << an << " is " << a.dtype << " but " << bn << " is " << b.dtype
-                               << "; both must have one floating dtype";
-  OF_CHECK(a.dtype->is_floating_point()) << an << " must be floating, got " << a.dtype;
+                               << "; both must have one dtype";
+  CheckNumeric(a, an);
 }
 
 Shape BatchOf(const Shape& s) { return Shape(std::vector<Dim>(s.begin(), s.end() - 2)); }
@@ -43,7 +47,7 @@ Shape BatchOf(const Shape& s) { return Shape(std::vector<Dim>(s.begin(), s.end()
 std::vector<TensorMeta> InferMatmul(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape& a = in[0].shape;
   const Shape& b = in[1].shape;
-  CheckSameFloatingDType(in[0], in[1], "a", "b");
+  CheckSameDType(in[0], in[1], "a", "b");
   OF_CHECK(a.ndim() >= 2 && b.ndim() >= 2) << "operands must have at least 2 dims, got a " << a << " and b " << b;
   const bool ta = attrs.Bool("transpose_a"), tb = attrs.Bool("transpose_b");
   const Dim m = a[a.ndim() - (ta ? 1 : 2)], ka = a[a.ndim() - (ta ? 2 : 1)];
@@ -63,7 +67,7 @@ std::vector<TensorMeta> InferMatmul(std::span<const TensorMeta> in, const Attrs&
 std::vector<TensorMeta> InferLinear(std::span<const TensorMeta> in, const Attrs&) {
   const Shape& x = in[0].shape;
   const Shape& w = in[1].shape;
-  CheckSameFloatingDType(in[0], in[1], "x", "weight");
+  CheckSameDType(in[0], in[1], "x", "weight");
   OF_CHECK(x.ndim() >= 1) << "x must have at least 1 dim, got " << x;
   OF_CHECK(w.ndim() == 2) << "weight must be 2-D (out_features, in_features), got " << w;
   const Dim k = x[x.ndim() - 1];
@@ -71,7 +75,7 @@ std::vector<TensorMeta> InferLinear(std::span<const TensorMeta> in, const Attrs&
     OF_THROW(InvalidArgument) << "x " << x << " has " << k << " features but weight " << w << " expects " << w[1];
   }
   if (in[2].dtype) {
-    CheckSameFloatingDType(in[0], in[2], "x", "bias");
+    CheckSameDType(in[0], in[2], "x", "bias");
     const Shape& bias = in[2].shape;
     OF_CHECK(bias.ndim() == 1 && !(bias[0].is_known() && w[0].is_known() && bias[0] != w[0]))
         << "bias must be 1-D with out_features = " << w[0] << " elements, got " << bias;
@@ -280,8 +284,16 @@ std::vector<int64_t> BatchOffsets(const memory::dims& out, const memory::dims& m
   return offsets;
 }
 
+// The type the loops multiply and add in: T itself for floating types; for integers an unsigned type
+// at least as wide as T and as int (so that nothing promotes to a signed int), where overflow wraps
+// around (defined behaviour) and converting back to T keeps the low bits: two's-complement results.
+template <typename T>
+using GemmAcc = std::conditional_t<std::is_floating_point_v<T>, T,
+                                   std::conditional_t<(sizeof(T) <= sizeof(unsigned)), unsigned, uint64_t>>;
+
 template <typename T>
 void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, const T* bias, T* c) {
+  using A = GemmAcc<T>;
   const std::vector<int64_t> a_off = BatchOffsets(p.batch, p.a_batch, p.m * p.k);
   const std::vector<int64_t> b_off = BatchOffsets(p.batch, p.b_batch, p.k * p.n);
   const int64_t m = p.m, k = p.k, n = p.n;
@@ -294,34 +306,34 @@ void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, c
       if (p.b_cs == 1) {  // B's rows are contiguous: accumulate rows of B
         for (int64_t j = 0; j < n; ++j) cp[j] = bias ? bias[j] : T(0);
         for (int64_t q = 0; q < k; ++q) {
-          const T av = ap[q * p.a_cs];
+          const A av = static_cast<A>(ap[q * p.a_cs]);
           const T* brow = bp + q * p.b_rs;
-          for (int64_t j = 0; j < n; ++j) cp[j] += av * brow[j];
+          for (int64_t j = 0; j < n; ++j) cp[j] = static_cast<T>(static_cast<A>(cp[j]) + av * static_cast<A>(brow[j]));
         }
       } else {  // B's columns are contiguous: dot products
         for (int64_t j = 0; j < n; ++j) {
           const T* bcol = bp + j * p.b_cs;
-          T s = bias ? bias[j] : T(0);
-          for (int64_t q = 0; q < k; ++q) s += ap[q * p.a_cs] * bcol[q * p.b_rs];
-          cp[j] = s;
+          A s = bias ? static_cast<A>(bias[j]) : A(0);
+          for (int64_t q = 0; q < k; ++q) s += static_cast<A>(ap[q * p.a_cs]) * static_cast<A>(bcol[q * p.b_rs]);
+          cp[j] = static_cast<T>(s);
         }
       }
     }
   });
 }
 
-// Runs the plan in c's dtype; bias (n) or null.
+// Runs the plan in c's dtype (float32 by oneDNN unless the product is empty); bias (n) or null.
 void RunGemm(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, const Tensor& c) {
   if (c.numel() == 0) return;
-  if (c.dtype()->data_type() == DataType::kFloat32 && p.k > 0) {
-    RunGemmF32(ctx, p, a, b, bias, c.raw_data());
-  } else if (c.dtype()->data_type() == DataType::kFloat32) {
-    RunGemmRef(ctx, p, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<const float*>(bias),
-               c.data<float>());
-  } else {
-    RunGemmRef(ctx, p, static_cast<const double*>(a), static_cast<const double*>(b),
-               static_cast<const double*>(bias), c.data<double>());
-  }
+  if (c.dtype()->data_type() == DataType::kFloat32 && p.k > 0) return RunGemmF32(ctx, p, a, b, bias, c.raw_data());
+  VisitDType(c.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      RunGemmRef(ctx, p, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias), c.data<T>());
+    } else {
+      OF_THROW(Internal) << "the matmul loops have no " << c.dtype() << " instance";
+    }
+  });
 }
 
 void MatmulKernel(KernelContext& ctx) {
@@ -436,7 +448,7 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .attrs = {{"transpose_a", false}, {"transpose_b", false}},
       .infer = InferMatmul,
       .backward = MatmulBackward,
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, Guarded<MatmulKernel>}},
+      .kernels = {{DeviceType::kCPU, kNumericTypes, Guarded<MatmulKernel>}},
       .strided_inputs = true,  // transposed views are read in place
   });
   registry.Register(OpDef{
@@ -446,7 +458,7 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .outputs = {"y"},
       .infer = InferLinear,
       .backward = LinearBackward,
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, Guarded<LinearKernel>}},
+      .kernels = {{DeviceType::kCPU, kNumericTypes, Guarded<LinearKernel>}},
   });
 }
 

@@ -34,7 +34,7 @@ PoolParams PoolParamsOf(const Attrs& attrs, PoolKind kind) {
   const std::vector<int64_t> k = Pair(attrs, "kernel_size", 1);
   const std::vector<int64_t> stride = attrs.Ints("stride").empty() ? k : Pair(attrs, "stride", 1);
   const std::vector<int64_t> padding = Pair(attrs, "padding", 0);
-  OF_CHECK(padding[0] * 2 <= k[0] && padding[1] * 2 <= k[1])
+  OF_CHECK(padding[0] <= k[0] / 2 && padding[1] <= k[1] / 2)
       << "padding " << AttrValueToString(padding) << " must be at most half of kernel_size "
       << AttrValueToString(k);
   const std::vector<int64_t> dilation = kind == PoolKind::kMax ? Pair(attrs, "dilation", 1) : std::vector<int64_t>{1, 1};
@@ -49,17 +49,23 @@ PoolParams PoolParamsOf(const Attrs& attrs, PoolKind kind) {
   return p;
 }
 
-void CheckInput(const TensorMeta& x) {
+// x must be 4-D with non-empty H and W (as PyTorch: every window would lie in the padding); N and C
+// may be 0 (an empty result). Averages are fractions: they need a floating x.
+void CheckInput(const TensorMeta& x, PoolKind kind) {
   OF_CHECK(x.shape.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x.shape;
-  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating, got " << x.dtype;
+  if (kind == PoolKind::kMax) {
+    CheckNumeric(x, "x");
+  } else {
+    CheckFloating(x, "x");
+  }
+  OF_CHECK(!(x.shape[2] == 0 || x.shape[3] == 0)) << "x " << x.shape << " has an empty spatial dim";
 }
 
 Shape PoolOutShape(const TensorMeta& x, const Attrs& attrs, PoolKind kind) {
-  CheckInput(x);
+  CheckInput(x, kind);
   const Shape& s = x.shape;
   if (kind == PoolKind::kAdaptive) {
     const std::vector<int64_t> out = Pair(attrs, "output_size", 1);
-    OF_CHECK(!(s[2] == 0 || s[3] == 0)) << "x " << s << " has an empty spatial dim";
     return Shape{s[0], s[1], out[0], out[1]};
   }
   const PoolParams p = PoolParamsOf(attrs, kind);
@@ -116,10 +122,13 @@ PoolGeom GeomOf(const Tensor& x, const Tensor& y, const Attrs& attrs, PoolKind k
   return g;
 }
 
+// Taps of one window that can lie inside the input (for work estimates, which must not overflow).
+int64_t Taps(const PoolGeom& g) { return std::min(g.p.kernel[0], g.h) * std::min(g.p.kernel[1], g.w); }
+
 // The kernel offsets k in [0, kernel) whose input start + k * dilation lies in [0, in), as [first, last).
 std::pair<int64_t, int64_t> KernelRange(int64_t start, int64_t kernel, int64_t dilation, int64_t in) {
-  const int64_t first = start < 0 ? (-start + dilation - 1) / dilation : 0;
-  const int64_t last = in > start ? std::min(kernel, (in - start + dilation - 1) / dilation) : 0;
+  const int64_t first = start < 0 ? CeilDiv(-start, dilation) : 0;
+  const int64_t last = in > start ? std::min(kernel, CeilDiv(in - start, dilation)) : 0;
   return {first, std::max(first, last)};
 }
 
@@ -146,9 +155,9 @@ void MaxPoolPlane(const T* xp, T* yp, int64_t* ip, const PoolGeom g) {
       T best = xp[best_i];
       bool nan = false;
       for (int64_t ki = ki0; ki < ki1; ++ki) {
-        const T* row = xp + (y0 + ki * dh) * w + x0;
+        const int64_t row = (y0 + ki * dh) * w + x0;  // an index: x0 may be far left of the input
         for (int64_t kj = kj0; kj < kj1; ++kj) {
-          const T v = row[kj * dw];
+          const T v = xp[row + kj * dw];
           best = best > v ? best : v;
           nan |= v != v;
         }
@@ -179,7 +188,7 @@ void MaxPool2dKernel(KernelContext& ctx) {
   T* y = ctx.out(0).data<T>();
   int64_t* idx = ctx.out(1).data<int64_t>();
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-  ctx.pool.ParallelFor(g.planes, GrainFor(out_plane * g.p.kernel[0] * g.p.kernel[1]), [&](int64_t begin, int64_t end) {
+  ctx.pool.ParallelFor(g.planes, GrainFor(out_plane * Taps(g)), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) MaxPoolPlane(x + p * in_plane, y + p * out_plane, idx + p * out_plane, g);
   });
 }
@@ -210,18 +219,20 @@ void MaxPool2dBackwardKernel(KernelContext& ctx) {
 }
 
 // Calls fn(out_index, y0, y1, x0, x1, divisor) for each output of a plane: its window clamped to the
-// input, and PyTorch's divisor (the window within the padded input, or only its valid part).
+// input, and PyTorch's divisor (the window within the padded input, or only its valid part). The
+// window ends min(start + k, in + p) and the divisor are formed without overflow for huge kernels.
 template <typename Fn>
 void ForEachAvgWindow(const PoolGeom& g, Fn&& fn) {
   const int64_t kh = g.p.kernel[0], kw = g.p.kernel[1], sh = g.p.win.stride[0], sw = g.p.win.stride[1];
   const int64_t ph = g.p.win.padding[0], pw = g.p.win.padding[1];
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    const int64_t ys = oy * sh - ph, ye = std::min(ys + kh, g.h + ph);
+    const int64_t ys = oy * sh - ph, ye = kh < g.h + ph - ys ? ys + kh : g.h + ph;
     const int64_t y0 = std::max<int64_t>(ys, 0), y1 = std::min(ye, g.h);
     for (int64_t ox = 0; ox < g.ow; ++ox) {
-      const int64_t xs = ox * sw - pw, xe = std::min(xs + kw, g.w + pw);
+      const int64_t xs = ox * sw - pw, xe = kw < g.w + pw - xs ? xs + kw : g.w + pw;
       const int64_t x0 = std::max<int64_t>(xs, 0), x1 = std::min(xe, g.w);
-      const int64_t divisor = g.p.count_include_pad ? (ye - ys) * (xe - xs) : (y1 - y0) * (x1 - x0);
+      const double divisor = g.p.count_include_pad ? static_cast<double>(ye - ys) * static_cast<double>(xe - xs)
+                                                   : static_cast<double>((y1 - y0) * (x1 - x0));
       fn(oy * g.ow + ox, y0, y1, x0, x1, divisor);
     }
   }
@@ -234,7 +245,7 @@ void ForEachAdaptiveWindow(const PoolGeom& g, Fn&& fn) {
     const int64_t y0 = oy * g.h / g.oh, y1 = ((oy + 1) * g.h + g.oh - 1) / g.oh;
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       const int64_t x0 = ox * g.w / g.ow, x1 = ((ox + 1) * g.w + g.ow - 1) / g.ow;
-      fn(oy * g.ow + ox, y0, y1, x0, x1, (y1 - y0) * (x1 - x0));
+      fn(oy * g.ow + ox, y0, y1, x0, x1, static_cast<double>((y1 - y0) * (x1 - x0)));
     }
   }
 }
@@ -244,12 +255,12 @@ void AvgPoolLoops(KernelContext& ctx, const Tensor& x, const Tensor& y) {
   const PoolGeom g = GeomOf(x, y, ctx.attrs, kKind);
   const T* xd = x.data<T>();
   T* yd = y.data<T>();
-  const int64_t window = kKind == PoolKind::kAvg ? g.p.kernel[0] * g.p.kernel[1] : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  const int64_t window = kKind == PoolKind::kAvg ? Taps(g) : (g.h / g.oh + 1) * (g.w / g.ow + 1);
   ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window), [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* xp = xd + plane * g.h * g.w;
       T* yp = yd + plane * g.oh * g.ow;
-      auto avg = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t divisor) {
+      auto avg = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, double divisor) {
         T s = 0;
         for (int64_t iy = y0; iy < y1; ++iy) {
           for (int64_t ix = x0; ix < x1; ++ix) s += xp[iy * g.w + ix];
@@ -270,13 +281,13 @@ void AvgPoolBackwardLoops(KernelContext& ctx, const Tensor& dy, const Tensor& x,
   const PoolGeom g = GeomOf(x, dy, ctx.attrs, kKind);
   const T* dyd = dy.data<T>();
   T* dxd = dx.data<T>();
-  const int64_t window = kKind == PoolKind::kAvg ? g.p.kernel[0] * g.p.kernel[1] : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  const int64_t window = kKind == PoolKind::kAvg ? Taps(g) : (g.h / g.oh + 1) * (g.w / g.ow + 1);
   ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window + g.h * g.w), [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       T* dxp = dxd + plane * g.h * g.w;
       std::fill(dxp, dxp + g.h * g.w, T(0));
       const T* dyp = dyd + plane * g.oh * g.ow;
-      auto spread = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, int64_t divisor) {
+      auto spread = [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, double divisor) {
         const T v = dyp[o] / static_cast<T>(divisor);
         for (int64_t iy = y0; iy < y1; ++iy) {
           for (int64_t ix = x0; ix < x1; ++ix) dxp[iy * g.w + ix] += v;
@@ -300,8 +311,17 @@ int64_t RightPad(const PoolGeom& g, int axis) {
   return std::max(p, (out - 1) * g.p.win.stride[axis] + g.p.kernel[axis] - in - p);
 }
 
-// oneDNN's include_padding divides by the full kernel; PyTorch's window stops at the padded input.
-bool DnnlAvgMatches(const PoolGeom& g) {
+// Whether oneDNN runs this average pooling: its descriptors are checked in int (FitsDnnl), and its
+// include_padding divides by the full kernel, where PyTorch's window stops at the padded input.
+bool DnnlAvgRuns(const PoolGeom& g) {
+  if (std::min({g.planes, g.oh, g.ow}) == 0) return false;
+  // The padded input bounds the kernel and padding; with it in int32, RightPad cannot overflow.
+  if (!FitsDnnl({g.planes, g.h, g.w, g.oh, g.ow, g.p.win.stride[0], g.p.win.stride[1],
+                 PaddedInput(g.h, g.p.win, 0), PaddedInput(g.w, g.p.win, 1)}) ||
+      !FitsDnnl({RightPad(g, 0), RightPad(g, 1), g.h + g.p.win.padding[0] + RightPad(g, 0),
+                 g.w + g.p.win.padding[1] + RightPad(g, 1)})) {
+    return false;
+  }
   return !g.p.count_include_pad || (RightPad(g, 0) == g.p.win.padding[0] && RightPad(g, 1) == g.p.win.padding[1]);
 }
 
@@ -316,7 +336,7 @@ dnnl::pooling_forward::desc AvgFwdDesc(const PoolGeom& g, dnnl::prop_kind prop) 
                                      {g.p.win.padding[0], g.p.win.padding[1]}, {RightPad(g, 0), RightPad(g, 1)});
 }
 
-int64_t AvgWork(const PoolGeom& g) { return g.planes * (g.h * g.w + g.oh * g.ow * g.p.kernel[0] * g.p.kernel[1]); }
+int64_t AvgWork(const PoolGeom& g) { return g.planes * (g.h * g.w + g.oh * g.ow * Taps(g)); }
 
 Key AvgKey(const Exec& exec, int64_t kind, const PoolGeom& g) {
   return {exec.threads, kind, g.planes, g.h, g.w, g.oh, g.ow, g.p.kernel[0], g.p.kernel[1],
@@ -334,8 +354,7 @@ struct AvgBwdEntry {
 
 void AvgPool2dF32(KernelContext& ctx) {
   const PoolGeom g = GeomOf(ctx.in(0), ctx.out(0), ctx.attrs, PoolKind::kAvg);
-  if (ctx.out(0).numel() == 0) return;
-  if (!DnnlAvgMatches(g)) return AvgPoolLoops<float, PoolKind::kAvg>(ctx, ctx.in(0), ctx.out(0));
+  if (!DnnlAvgRuns(g)) return AvgPoolLoops<float, PoolKind::kAvg>(ctx, ctx.in(0), ctx.out(0));
   const Exec exec = PrepareExec(ctx.pool, AvgWork(g));
   static auto* cache = new PrimitiveCache<AvgFwdEntry>();
   auto e = cache->Get(AvgKey(exec, 0, g), [&] {
@@ -354,10 +373,7 @@ void AvgPool2dF32(KernelContext& ctx) {
 void AvgPool2dBackwardF32(KernelContext& ctx) {
   const TensorPtr dy = ContiguousInput(ctx, 0);
   const PoolGeom g = GeomOf(ctx.in(1), *dy, ctx.attrs, PoolKind::kAvg);
-  if (ctx.out(0).numel() == 0) return;
-  if (!DnnlAvgMatches(g) || dy->numel() == 0) {
-    return AvgPoolBackwardLoops<float, PoolKind::kAvg>(ctx, *dy, ctx.in(1), ctx.out(0));
-  }
+  if (!DnnlAvgRuns(g)) return AvgPoolBackwardLoops<float, PoolKind::kAvg>(ctx, *dy, ctx.in(1), ctx.out(0));
   const Exec exec = PrepareExec(ctx.pool, AvgWork(g));
   static auto* cache = new PrimitiveCache<AvgBwdEntry>();
   auto e = cache->Get(AvgKey(exec, 1, g), [&] {
