@@ -55,6 +55,12 @@ std::vector<int64_t> CreationDims(Bytes& in) {
                                    std::numeric_limits<int64_t>::max(), int64_t{1} << 62, -5, 1 << 27};
     dims[in.pick(static_cast<uint32_t>(dims.size()))] = kBad[in.pick(8)];
   }
+  if (kAvoidZeroSizeStrideOverflow && Numel(dims) == 0) {
+    int64_t product = 1;
+    for (int64_t& d : dims) {
+      if (d > 0 && __builtin_mul_overflow(product, d, &product)) d = 1, product = 1;
+    }
+  }
   return dims;
 }
 
@@ -89,6 +95,7 @@ void Create(State& st) {
       if (in.rare(16)) nbytes += 1;
       std::vector<unsigned char> data(nbytes);
       in.fill(data.data(), data.size());
+      Canonicalize(dtype, data.data(), data.size());
       const bool null_data = in.rare(32);
       p.name = "of_tensor_from_data";
       p.call = [=](of_tensor_t** out) {
@@ -106,6 +113,7 @@ void Create(State& st) {
       if (in.rare(16)) nbytes += 2;
       char* block = static_cast<char*>(std::aligned_alloc(64, (nbytes + offset + 64) / 64 * 64));
       in.fill(block + offset, nbytes);
+      Canonicalize(dtype, reinterpret_cast<unsigned char*>(block + offset), nbytes);
       const bool with_deleter = !in.rare(8);
       p.name = "of_tensor_adopt_data";
       p.call = [=](of_tensor_t** out) {
@@ -152,7 +160,12 @@ void Create(State& st) {
         if (t != nullptr) {
           int32_t lazy = 0;
           FZ_MUST(of_tensor_is_lazy(t, &lazy));
-          if (of_dtype_is_floating_point(DTypeOfTensor(t))) FZ_MUST(of_init_constant(st.session, t, 0.0));
+          if (of_dtype_is_floating_point(DTypeOfTensor(t))) {
+            FZ_MUST(of_init_constant(st.session, t, 0.0));
+          } else if (kAvoidNonCanonicalBools || kAvoidIntegerOverflow) {
+            of_tensor_release(t);  // its bytes are garbage: see the switches in op_calls.h
+            return;
+          }
           Keep(st.pool, t);
         }
         return;
@@ -227,7 +240,8 @@ void Autograd(State& st) {
       const int32_t retain = in.flag_arg();
       of_session_t* s = in.rare(64) ? nullptr : st.session;
       p.name = "of_tensor_backward";
-      p.inputs = {t, grad};
+      p.inputs = {t, grad};  // and every pool tensor: a failed backward must not have changed a grad
+      for (size_t i = 0; i < st.pool.size(); ++i) p.inputs.push_back(st.pool.at(i));
       p.call = [=](of_tensor_t**) { return of_tensor_backward(s, t, grad, retain); };
       break;
     }

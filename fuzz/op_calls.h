@@ -85,7 +85,7 @@ struct OpContext {
 inline of_tensor_t* Fresh(OpContext& c, const of_dtype_t* dtype, std::vector<int64_t> dims) {
   if (dtype == nullptr) dtype = of_dtype_float32();
   for (int64_t& d : dims) d = Concrete(d);
-  if (Numel(dims) > kMaxNumel) return nullptr;
+  if (Numel(dims) < 0 || Numel(dims) > kMaxNumel) return nullptr;
   of_tensor_t* t = nullptr;
   if (of_dtype_is_floating_point(dtype)) {
     FZ_MUST(of_tensor_randn(c.session, dtype, dims.data(), dims.size(), nullptr, &t));
@@ -147,6 +147,38 @@ inline std::vector<int64_t> PickTargetShape(Bytes& in, const std::vector<int64_t
 // of_conv2d with a weight whose kH or kW is 0 passes the empty kernel to oneDNN, whose refusal comes
 // back as OF_STATUS_INTERNAL (reproducer corpus/fuzz_ops/crash-conv2d-zero-size-kernel-internal).
 constexpr bool kAvoidZeroSizeConvKernel = true;
+
+// A bool element whose byte is not 0 or 1 (from of_tensor_from_data / adopt_data with any bytes, or
+// of_tensor_empty's uninitialised memory) is loaded as a C++ bool by the kernels, which UBSan reports
+// as undefined behaviour (reproducer corpus/fuzz_ops/crash-bool-byte-not-0-or-1). With the switch on,
+// the harness writes only 0 and 1 into bool tensors and does not keep empty bool tensors.
+constexpr bool kAvoidNonCanonicalBools = true;
+
+// Integer kernels (sum's int64 accumulator, elementwise add / mul / pow) overflow signed integers,
+// undefined behaviour that UBSan reports (reproducer corpus/fuzz_ops/crash-int64-sum-overflow). With
+// the switch on, the harness fills integer tensors with small values (-2..2) instead of any bytes.
+constexpr bool kAvoidIntegerOverflow = true;
+
+// A 0-size shape whose other dims multiply past int64 (e.g. (0, 3, INT64_MAX)) passes the size checks
+// (numel 0), and ContiguousStrides then overflows int64 (core/common/shape.cpp; reproducer
+// corpus/fuzz_ops/crash-zero-size-shape-strides-overflow). With the switch on, the harness keeps the
+// product of the non-zero dims of the shapes it creates within int64.
+constexpr bool kAvoidZeroSizeStrideOverflow = true;
+
+// Makes the raw element bytes of a dtype safe under the two switches above.
+inline void Canonicalize(const of_dtype_t* dtype, unsigned char* bytes, size_t nbytes) {
+  if (dtype == nullptr) return;
+  const size_t size = of_dtype_size(dtype);
+  if (kAvoidNonCanonicalBools && dtype == of_dtype_bool()) {
+    for (size_t i = 0; i < nbytes; ++i) bytes[i] &= 1;
+  } else if (kAvoidIntegerOverflow && of_dtype_is_integer(dtype) && size > 0) {
+    for (size_t i = 0; i + size <= nbytes; i += size) {
+      const int v = bytes[i] % 5 - (of_dtype_is_signed(dtype) ? 2 : 0);
+      std::memset(bytes + i, v < 0 ? 0xFF : 0, size);
+      bytes[i] = static_cast<unsigned char>(v);
+    }
+  }
+}
 
 using BinaryFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, const of_tensor_t*, of_tensor_t**);
 using ScalarFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, double, of_tensor_t**);
