@@ -285,8 +285,7 @@ inline int64_t Inspect(const of_tensor_t* t) {
       known = false;
       continue;
     }
-    if (dims[i] != 0 && product > std::numeric_limits<int64_t>::max() / dims[i]) overflow = true;
-    product *= dims[i];
+    if (!overflow && __builtin_mul_overflow(product, dims[i], &product)) overflow = true;
   }
   int64_t numel = -7;
   of_status_code_t code = FZ_CHECK(of_tensor_numel(t, &numel));

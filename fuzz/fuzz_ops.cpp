@@ -14,6 +14,8 @@
 // drew from the session's generator; a successful call that changed inputs it must only read, or a
 // non-random one that drew; a new tensor whose queries disagree (Inspect); an adopted buffer whose
 // deleter did not run exactly once.
+#include <algorithm>
+
 #include "op_calls.h"
 
 namespace {
@@ -55,7 +57,7 @@ std::vector<int64_t> CreationDims(Bytes& in) {
                                    std::numeric_limits<int64_t>::max(), int64_t{1} << 62, -5, 1 << 27};
     dims[in.pick(static_cast<uint32_t>(dims.size()))] = kBad[in.pick(8)];
   }
-  if (kAvoidZeroSizeStrideOverflow && Numel(dims) == 0) {
+  if (kAvoidZeroSizeStrideOverflow && std::find(dims.begin(), dims.end(), 0) != dims.end()) {
     int64_t product = 1;
     for (int64_t& d : dims) {
       if (d > 0 && __builtin_mul_overflow(product, d, &product)) d = 1, product = 1;

@@ -123,7 +123,9 @@ inline std::vector<int64_t> PickTargetShape(Bytes& in, const std::vector<int64_t
   std::vector<int64_t> dims;
   if (in.flag()) {
     int64_t n = 1;
-    for (int64_t d : from) n *= Concrete(d);
+    for (int64_t d : from) {
+      if (__builtin_mul_overflow(n, Concrete(d), &n)) n = 1;
+    }
     // factor n into a few sizes, with -1 for one of them sometimes
     const size_t parts = 1 + in.pick(4);
     for (size_t i = 0; i + 1 < parts && n > 1; ++i) {
@@ -164,6 +166,13 @@ constexpr bool kAvoidIntegerOverflow = true;
 // corpus/fuzz_ops/crash-zero-size-shape-strides-overflow). With the switch on, the harness keeps the
 // product of the non-zero dims of the shapes it creates within int64.
 constexpr bool kAvoidZeroSizeStrideOverflow = true;
+
+// conv2d / pooling shape inference computes in + 2 * padding - dilation * (k - 1) in int64 without
+// overflow checks (WindowOut, core/ops/dnnl/dnnl_common.cpp): padding or dilation near 2^62 is
+// undefined behaviour (reproducer corpus/fuzz_ops/crash-conv2d-window-overflow). With the switch on,
+// the harness caps stride, padding and dilation at 2^20 (invalid small values are still tried).
+constexpr bool kAvoidWindowOverflow = true;
+inline int64_t WindowParam(int64_t v) { return kAvoidWindowOverflow && v > (int64_t{1} << 20) ? int64_t{1} << 20 : v; }
 
 // Makes the raw element bytes of a dtype safe under the two switches above.
 inline void Canonicalize(const of_dtype_t* dtype, unsigned char* bytes, size_t nbytes) {
@@ -225,9 +234,9 @@ inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
   of_conv2d_options_init(o);
   if (in.flag()) return;
   for (int i = 0; i < 2; ++i) {
-    o->stride[i] = in.rare() ? in.size() : 1 + in.pick(3);
-    o->padding[i] = in.rare() ? in.size() : in.pick(3);
-    o->dilation[i] = in.rare() ? in.size() : 1 + in.pick(2);
+    o->stride[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
+    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
+    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
   }
   o->groups = in.rare() ? in.size() : 1 + in.pick(2);
   o->struct_size = in.struct_size(sizeof *o);
@@ -235,10 +244,10 @@ inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
 inline void PickPoolOptions(Bytes& in, of_pool2d_options_t* o) {
   of_pool2d_options_init(o);
   for (int i = 0; i < 2; ++i) {
-    o->kernel_size[i] = in.rare() ? in.size() : 1 + in.pick(3);
-    o->stride[i] = in.rare() ? in.size() : in.pick(3);
-    o->padding[i] = in.rare() ? in.size() : in.pick(2);
-    o->dilation[i] = in.rare() ? in.size() : 1 + in.pick(2);
+    o->kernel_size[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
+    o->stride[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
+    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(2));
+    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
   }
   o->ceil_mode = in.flag_arg();
   o->count_include_pad = in.flag_arg();
@@ -383,7 +392,7 @@ inline Prepared PrepareOp(OpContext& c) {
       }
       if (kAvoidZeroSizeConvKernel && w != nullptr) {
         const std::vector<int64_t> wd = DimsOf(w);
-        if (wd.size() == 4 && (wd[2] == 0 || wd[3] == 0)) w = nullptr;
+        if (wd.size() == 4 && (wd[2] <= 0 || wd[3] <= 0)) w = nullptr;  // 0, or unknown until a run
       }
       p.name = "of_conv2d";
       p.inputs = {x, w, b};
@@ -412,7 +421,7 @@ inline Prepared PrepareOp(OpContext& c) {
       if (rv != nullptr) FZ_CHECK(of_init_uniform(c.session, rv, 0.5, 1.5));  // a variance is positive
       p.name = "of_batch_norm";
       p.inputs = {x, w, b, rm, rv};
-      p.writes = o.training != 0;
+      p.writes = true;  // training (the default whenever the struct is short or NULL) updates rm and rv
       const bool null_options = in.rare(8);
       p.call = [=](of_tensor_t** out) {
         return of_batch_norm(s, x, w, b, rm, rv, null_options ? nullptr : &o, out);
