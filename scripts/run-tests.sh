@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test through ctest: first the dev build, then the
 # AddressSanitizer + UndefinedBehaviorSanitizer build; then each libFuzzer harness for a bounded time
-# (scripts/run-fuzz.sh, OF_FUZZ_SECONDS per harness, default 60) and the thread tests under
+# (scripts/run-fuzz.sh, OF_FUZZ_SECONDS per harness, default 30) and the thread tests under
 # ThreadSanitizer (the tsan preset). This is the README's test command and CI's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +14,8 @@ for preset in dev asan; do
   ctest --preset "$preset"
 done
 
-echo "=== fuzz: each harness for ${OF_FUZZ_SECONDS:-60}s"
-scripts/run-fuzz.sh "${OF_FUZZ_SECONDS:-60}"
+echo "=== fuzz: each harness for ${OF_FUZZ_SECONDS:-30}s"
+scripts/run-fuzz.sh "${OF_FUZZ_SECONDS:-30}"
 
 echo "=== tsan: configure, build the thread tests, test"
 cmake --preset tsan
