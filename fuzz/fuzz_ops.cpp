@@ -60,8 +60,15 @@ std::vector<int64_t> CreationDims(Bytes& in) {
   if (kAvoidZeroSizeStrideOverflow && std::find(dims.begin(), dims.end(), 0) != dims.end()) {
     int64_t product = 1;
     for (int64_t& d : dims) {
-      if (d > 0 && __builtin_mul_overflow(product, d, &product)) d = 1, product = 1;
+      int64_t next = 0;
+      if (d > 0 && __builtin_mul_overflow(product, d, &next)) d = 1;  // keeps the product as it was
+      else if (d > 0) product = next;
     }
+  }
+  if (Tracing()) {
+    std::fprintf(stderr, "creation dims (");
+    for (int64_t d : dims) std::fprintf(stderr, "%lld,", static_cast<long long>(d));
+    std::fprintf(stderr, ")\n");
   }
   return dims;
 }
