@@ -485,7 +485,7 @@ inline Prepared PrepareOp(OpContext& c) {
       for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
       for (size_t i = dims.size(); i > 1; --i) std::swap(dims[i - 1], dims[in.pick(static_cast<uint32_t>(i))]);
       if (in.rare(4)) dims = PickDimList(in, xd.size());
-      if (!dims.empty() && in.rare(4)) dims[0] -= static_cast<int64_t>(xd.size());  // negative spelling
+      if (!dims.empty() && dims[0] >= 0 && in.rare(4)) dims[0] -= static_cast<int64_t>(xd.size());  // negative spelling
       p.name = "of_permute";
       p.inputs = {x};
       p.call = [=](of_tensor_t** out) { return of_permute(s, x, dims.data(), dims.size(), out); };
