@@ -65,6 +65,9 @@ std::vector<int64_t> CreationDims(Bytes& in) {
       else if (d > 0) product = next;
     }
   }
+  if (kAvoidByteSizeOverflow && Numel(dims) > (int64_t{1} << 59)) {
+    for (int64_t& d : dims) d = std::min<int64_t>(d, int64_t{1} << 19);  // 3 such dims: 2^57 elements
+  }
   if (Tracing()) {
     std::fprintf(stderr, "creation dims (");
     for (int64_t d : dims) std::fprintf(stderr, "%lld,", static_cast<long long>(d));
