@@ -12,6 +12,8 @@ packages=(
   zlib1g-dev                                 # gzip-compressed IDX files
   dataset-fashion-mnist                      # the training example's data
   swig bindgen golang-go                     # the binding generators (the header is checked against each)
+  clang-16 libclang-rt-16-dev llvm-16        # the fuzz preset: libFuzzer, ASan, UBSan, llvm-symbolizer (clang 14 cannot
+                                             # compile the engine: lambdas capturing structured bindings)
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(python3-torch python3-torchvision)

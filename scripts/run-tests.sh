@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test through ctest: first the dev build, then the
-# AddressSanitizer + UndefinedBehaviorSanitizer build. This is the README's test command and CI's.
+# AddressSanitizer + UndefinedBehaviorSanitizer build; then each libFuzzer harness for a bounded time
+# (scripts/run-fuzz.sh, OF_FUZZ_SECONDS per harness, default 30) and the thread tests under
+# ThreadSanitizer (the tsan preset). This is the README's test command and CI's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,3 +13,11 @@ for preset in dev asan; do
   cmake --build --preset "$preset"
   ctest --preset "$preset"
 done
+
+echo "=== fuzz: each harness for ${OF_FUZZ_SECONDS:-30}s"
+scripts/run-fuzz.sh "${OF_FUZZ_SECONDS:-30}"
+
+echo "=== tsan: configure, build the thread tests, test"
+cmake --preset tsan
+cmake --build --preset tsan
+ctest --preset tsan

@@ -1,0 +1,762 @@
+// The op section of the C ABI as fuzzer choices, shared by fuzz_ops (eager) and fuzz_graph (the same
+// calls on lazy tensors while a graph is being built). PrepareOp reads bytes and returns one call to
+// make, with the tensors it reads, so that the harness can take their fingerprints before the call and
+// compare them after it.
+#pragma once
+
+#include <functional>
+#include <utility>
+
+#include "fuzz_common.h"
+
+namespace fz {
+
+// The tensors one input works on: owned references, at most kCap of them (adding past that retires
+// one chosen by the bytes; retired tensors are released by flush(), between steps, so that a step's
+// operands stay valid while it adds tensors).
+class Pool {
+ public:
+  static constexpr size_t kCap = 16;
+  explicit Pool(Bytes& in) : in_(in) {}
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() { clear(); }
+
+  void clear() {
+    flush();
+    for (of_tensor_t* t : items_) of_tensor_release(t);
+    items_.clear();
+  }
+  void flush() {
+    for (of_tensor_t* t : retired_) of_tensor_release(t);
+    retired_.clear();
+  }
+  // Takes over the reference t. Returns t (still valid: the pool holds it).
+  of_tensor_t* add(of_tensor_t* t) {
+    if (items_.size() == kCap) {
+      const size_t k = in_.pick(kCap);
+      retired_.push_back(items_[k]);
+      items_[k] = t;
+    } else {
+      items_.push_back(t);
+    }
+    return t;
+  }
+  // A tensor of the pool; NULL when it is empty and, about once in 64 picks, on purpose (misuse).
+  of_tensor_t* pick() {
+    if (items_.empty() || in_.rare(64)) return nullptr;
+    return items_[in_.pick(static_cast<uint32_t>(items_.size()))];
+  }
+  size_t size() const { return items_.size(); }
+  of_tensor_t* at(size_t i) const { return items_[i]; }
+
+ private:
+  Bytes& in_;
+  std::vector<of_tensor_t*> items_;
+  std::vector<of_tensor_t*> retired_;
+};
+
+// A concrete size for a dim of a shape that may be unknown (a lazy tensor's): its own, else 2.
+inline int64_t Concrete(int64_t d) { return d >= 0 ? d : 2; }
+
+// One call to make. `call` receives the out parameter (preset to TensorSentinel()) and returns the
+// status; `inputs` are the tensors it reads; `writes` says a successful call may modify them in place
+// (initialisers, batch_norm's running statistics, optimizer steps, set_grad); `draws` that it may draw
+// from the session's generator.
+struct Prepared {
+  const char* name = "";
+  std::vector<const of_tensor_t*> inputs;
+  bool writes = false;
+  bool draws = false;
+  bool makes_tensor = true;  // false: the call has no out_tensor (it is passed one all the same)
+  bool must_fail = false;    // misuse that must be refused
+  std::function<of_status_t*(of_tensor_t**)> call;
+};
+
+// What the op choices need: the session, the bytes, the pool, and whether lazy tensors are about.
+struct OpContext {
+  of_session_t* session;
+  Bytes& in;
+  Pool& pool;
+};
+
+// A new eager tensor for structured operands (shapes that fit the op), added to the pool: random
+// floating values, or small integers for the other dtypes. NULL when it would be too large.
+inline of_tensor_t* Fresh(OpContext& c, const of_dtype_t* dtype, std::vector<int64_t> dims) {
+  if (dtype == nullptr) dtype = of_dtype_float32();
+  for (int64_t& d : dims) d = Concrete(d);
+  if (Numel(dims) < 0 || Numel(dims) > kMaxNumel) return nullptr;
+  of_tensor_t* t = nullptr;
+  if (of_dtype_is_floating_point(dtype)) {
+    FZ_MUST(of_tensor_randn(c.session, dtype, dims.data(), dims.size(), nullptr, &t));
+  } else {
+    const int64_t n = Numel(dims);
+    std::vector<unsigned char> bytes(static_cast<size_t>(n) * of_dtype_size(dtype));
+    for (size_t i = 0; i < bytes.size(); i += of_dtype_size(dtype)) {
+      bytes[i] = static_cast<unsigned char>(dtype == of_dtype_bool() ? c.in.u8() & 1 : c.in.u8() % 5);
+    }
+    FZ_MUST(of_tensor_from_data(c.session, dtype, dims.data(), dims.size(), bytes.data(), bytes.size(), nullptr,
+                                &t));
+  }
+  return c.pool.add(t);
+}
+
+// A shape that broadcasts with `dims`: some leading dims dropped, each other dim kept or 1.
+inline std::vector<int64_t> BroadcastPartner(Bytes& in, const std::vector<int64_t>& dims) {
+  const size_t drop = in.pick(static_cast<uint32_t>(dims.size() + 1));
+  std::vector<int64_t> out(dims.begin() + static_cast<std::ptrdiff_t>(drop), dims.end());
+  for (int64_t& d : out) {
+    if (in.rare(3)) d = 1;
+  }
+  if (in.rare(8)) out.insert(out.begin(), 1 + in.pick(2));
+  return out;
+}
+
+// An array of dims arguments (reductions, squeeze, permute).
+inline std::vector<int64_t> PickDimList(Bytes& in, size_t ndim) {
+  std::vector<int64_t> dims(in.pick(static_cast<uint32_t>(ndim + 2)));
+  for (int64_t& d : dims) d = in.dim(ndim);
+  return dims;
+}
+// A target shape (reshape, view, expand): mostly the element count rearranged, sometimes anything.
+inline std::vector<int64_t> PickTargetShape(Bytes& in, const std::vector<int64_t>& from) {
+  std::vector<int64_t> dims;
+  if (in.flag()) {
+    int64_t n = 1;
+    for (int64_t d : from) {
+      if (__builtin_mul_overflow(n, Concrete(d), &n)) n = 1;
+    }
+    // factor n into a few sizes, with -1 for one of them sometimes
+    const size_t parts = 1 + in.pick(4);
+    for (size_t i = 0; i + 1 < parts && n > 1; ++i) {
+      int64_t f = 1 + in.pick(4);
+      while (f > 1 && n % f != 0) --f;
+      dims.push_back(f);
+      n /= f;
+    }
+    dims.push_back(n);
+    if (in.rare(3)) dims[in.pick(static_cast<uint32_t>(dims.size()))] = -1;
+    return dims;
+  }
+  dims.resize(in.pick(kMaxNdim + 2));
+  for (int64_t& d : dims) d = in.size();
+  return dims;
+}
+
+// ---- switches that steer around known engine findings, so that fuzzing goes on past them ----------
+// Each names its finding (see the reproducer in corpus/); set it to false once the engine is fixed.
+
+// of_conv2d with a weight whose kH or kW is 0 passes the empty kernel to oneDNN, whose refusal comes
+// back as OF_STATUS_INTERNAL (reproducer corpus/fuzz_ops/crash-conv2d-zero-size-kernel-internal).
+constexpr bool kAvoidZeroSizeConvKernel = true;
+
+// A bool element whose byte is not 0 or 1 (from of_tensor_from_data / adopt_data with any bytes, or
+// of_tensor_empty's uninitialised memory) is loaded as a C++ bool by the kernels, which UBSan reports
+// as undefined behaviour (reproducer corpus/fuzz_ops/crash-bool-byte-not-0-or-1). With the switch on,
+// the harness writes only 0 and 1 into bool tensors and does not keep empty bool tensors.
+constexpr bool kAvoidNonCanonicalBools = true;
+
+// Integer kernels (sum's int64 accumulator, elementwise add / mul / pow) overflow signed integers,
+// undefined behaviour that UBSan reports (reproducer corpus/fuzz_ops/crash-int64-sum-overflow). With
+// the switch on, the harness fills integer tensors with small values (-2..2) instead of any bytes.
+constexpr bool kAvoidIntegerOverflow = true;
+
+// A 0-size shape whose other dims multiply past int64 (e.g. (0, 3, INT64_MAX)) passes the size checks
+// (numel 0), and ContiguousStrides then overflows int64 (core/common/shape.cpp; reproducer
+// corpus/fuzz_ops/crash-zero-size-shape-strides-overflow). With the switch on, the harness keeps the
+// product of the non-zero dims of the shapes it creates within int64.
+constexpr bool kAvoidZeroSizeStrideOverflow = true;
+
+// conv2d / pooling shape inference computes in + 2 * padding - dilation * (k - 1) in int64 without
+// overflow checks (WindowOut, core/ops/dnnl/dnnl_common.cpp): padding or dilation near 2^62 is
+// undefined behaviour (reproducer corpus/fuzz_ops/crash-conv2d-window-overflow). With the switch on,
+// the harness caps stride, padding and dilation at 2^20 (invalid small values are still tried).
+constexpr bool kAvoidWindowOverflow = true;
+inline int64_t WindowParam(int64_t v) { return kAvoidWindowOverflow && v > (int64_t{1} << 20) ? int64_t{1} << 20 : v; }
+
+// A creation whose element count fits int64 but whose byte size does not (e.g. bfloat16 (1, INT64_MAX))
+// gets past the size checks: randn then overflows in ThreadPool::ParallelFor (n + grain - 1,
+// core/device/thread_pool.cpp), after an allocation whose size must have wrapped (reproducer
+// corpus/fuzz_ops/crash-randn-bytes-overflow). With the switch on, the harness keeps the element count
+// of the shapes it creates below 2^59, so that the byte size of every dtype fits int64.
+constexpr bool kAvoidByteSizeOverflow = true;
+
+// Makes the raw element bytes of a dtype safe under the two switches above.
+inline void Canonicalize(const of_dtype_t* dtype, unsigned char* bytes, size_t nbytes) {
+  if (dtype == nullptr) return;
+  const size_t size = of_dtype_size(dtype);
+  if (kAvoidNonCanonicalBools && dtype == of_dtype_bool()) {
+    for (size_t i = 0; i < nbytes; ++i) bytes[i] &= 1;
+  } else if (kAvoidIntegerOverflow && of_dtype_is_integer(dtype) && size > 0) {
+    for (size_t i = 0; i + size <= nbytes; i += size) {
+      const int v = bytes[i] % 5 - (of_dtype_is_signed(dtype) ? 2 : 0);
+      std::memset(bytes + i, v < 0 ? 0xFF : 0, size);
+      bytes[i] = static_cast<unsigned char>(v);
+    }
+  }
+}
+
+using BinaryFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, const of_tensor_t*, of_tensor_t**);
+using ScalarFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, double, of_tensor_t**);
+using UnaryFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, of_tensor_t**);
+using DimFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, int64_t, of_tensor_t**);
+using ReduceFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, const int64_t*, size_t, int32_t,
+                                  of_tensor_t**);
+
+struct NamedBinary { const char* name; BinaryFn fn; };
+struct NamedScalar { const char* name; ScalarFn fn; };
+struct NamedUnary { const char* name; UnaryFn fn; };
+
+inline const NamedBinary kBinary[] = {
+    {"of_add", of_add},         {"of_sub", of_sub},         {"of_mul", of_mul},
+    {"of_div", of_div},         {"of_pow", of_pow},         {"of_maximum", of_maximum},
+    {"of_minimum", of_minimum}, {"of_gt", of_gt},           {"of_ge", of_ge},
+    {"of_lt", of_lt},           {"of_le", of_le},           {"of_eq", of_eq},
+    {"of_ne", of_ne},           {"of_logical_and", of_logical_and}, {"of_logical_or", of_logical_or},
+    {"of_matmul", of_matmul},
+};
+inline const NamedScalar kScalar[] = {
+    {"of_add_scalar", of_add_scalar}, {"of_sub_scalar", of_sub_scalar},
+    {"of_mul_scalar", of_mul_scalar}, {"of_div_scalar", of_div_scalar},
+    {"of_pow_scalar", of_pow_scalar}, {"of_maximum_scalar", of_maximum_scalar},
+    {"of_minimum_scalar", of_minimum_scalar}, {"of_gt_scalar", of_gt_scalar},
+    {"of_ge_scalar", of_ge_scalar},   {"of_lt_scalar", of_lt_scalar},
+    {"of_le_scalar", of_le_scalar},   {"of_eq_scalar", of_eq_scalar},
+    {"of_ne_scalar", of_ne_scalar},   {"of_full_like", of_full_like},
+};
+inline const NamedUnary kUnary[] = {
+    {"of_neg", of_neg},         {"of_abs", of_abs},           {"of_exp", of_exp},
+    {"of_log", of_log},         {"of_sqrt", of_sqrt},         {"of_rsqrt", of_rsqrt},
+    {"of_relu", of_relu},       {"of_sigmoid", of_sigmoid},   {"of_tanh", of_tanh},
+    {"of_logical_not", of_logical_not}, {"of_contiguous", of_contiguous},
+    {"of_zeros_like", of_zeros_like},   {"of_ones_like", of_ones_like},
+};
+
+template <typename T, size_t N>
+constexpr uint32_t Count(const T (&)[N]) {
+  return N;
+}
+
+inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
+  of_conv2d_options_init(o);
+  if (in.flag()) return;
+  for (int i = 0; i < 2; ++i) {
+    o->stride[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
+    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
+    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
+  }
+  o->groups = in.rare() ? in.size() : 1 + in.pick(2);
+  o->struct_size = in.struct_size(sizeof *o);
+}
+inline void PickPoolOptions(Bytes& in, of_pool2d_options_t* o) {
+  of_pool2d_options_init(o);
+  for (int i = 0; i < 2; ++i) {
+    o->kernel_size[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
+    o->stride[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
+    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(2));
+    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
+  }
+  o->ceil_mode = in.flag_arg();
+  o->count_include_pad = in.flag_arg();
+  o->struct_size = in.struct_size(sizeof *o);
+}
+inline void PickLossOptions(Bytes& in, of_loss_options_t* o) {
+  of_loss_options_init(o);
+  if (in.flag()) return;
+  const uint8_t r = in.u8();
+  o->reduction = r < 250 ? r % 3 : static_cast<of_reduction_t>(r);
+  o->ignore_index = in.rare(4) ? in.size() : (in.flag() ? -100 : in.pick(3));
+  o->label_smoothing = in.flag() ? 0.0 : (in.rare() ? in.scalar() : in.pick(5) / 4.0);
+  o->struct_size = in.struct_size(sizeof *o);
+}
+inline void PickBatchNormOptions(Bytes& in, of_batch_norm_options_t* o) {
+  of_batch_norm_options_init(o);
+  if (in.flag()) return;
+  o->training = in.flag_arg();
+  o->momentum = in.rare() ? in.scalar() : in.pick(5) / 4.0;
+  o->eps = in.rare() ? in.scalar() : 1e-5;
+  o->struct_size = in.struct_size(sizeof *o);
+}
+
+// Reads the next op call from the bytes. The operands come from the pool, or (often) are made fresh
+// with shapes that fit the op, so that the kernels are reached and not only the shape checks.
+inline Prepared PrepareOp(OpContext& c) {
+  Bytes& in = c.in;
+  of_session_t* s = in.rare(128) ? nullptr : c.session;  // misuse: no session
+  Prepared p;
+  const uint32_t kind = in.pick(40);
+  const of_tensor_t* x = c.pool.pick();
+  const std::vector<int64_t> xd = DimsOf(x);
+  switch (kind) {
+    case 0: case 1: case 2: case 3: case 4: {  // binary, b often made to broadcast with a
+      const NamedBinary& op = kBinary[in.pick(Count(kBinary))];
+      const of_tensor_t* b = c.pool.pick();
+      if (x != nullptr && in.pick(3) != 0) {
+        std::vector<int64_t> bd = BroadcastPartner(in, xd);
+        if (op.fn == of_matmul && !xd.empty()) {  // (..., k) @ (k, n)
+          bd = {xd.back(), static_cast<int64_t>(in.pick(4))};
+          if (in.rare(4)) bd.erase(bd.begin() + 1);
+        }
+        b = Fresh(c, in.rare(4) ? PickDType(in) : DTypeOfTensor(x), bd);
+      }
+      if (in.flag()) std::swap(x, b);
+      p.name = op.name;
+      p.inputs = {x, b};
+      p.call = [=](of_tensor_t** out) { return op.fn(s, x, b, out); };
+      break;
+    }
+    case 5: case 6: {
+      const NamedScalar& op = kScalar[in.pick(Count(kScalar))];
+      const double v = in.scalar();
+      p.name = op.name;
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return op.fn(s, x, v, out); };
+      break;
+    }
+    case 7: case 8: case 9: {
+      const NamedUnary& op = kUnary[in.pick(Count(kUnary))];
+      p.name = op.name;
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return op.fn(s, x, out); };
+      break;
+    }
+    case 10: {
+      const int32_t approx = in.flag_arg();
+      p.name = "of_gelu";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_gelu(s, x, approx, out); };
+      break;
+    }
+    case 11: {
+      const of_dtype_t* dtype = PickDType(in);
+      p.name = "of_cast";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_cast(s, x, dtype, out); };
+      break;
+    }
+    case 12: case 13: {
+      static const ReduceFn kFns[] = {of_sum, of_mean, of_max, of_min};
+      static const char* const kNames[] = {"of_sum", "of_mean", "of_max", "of_min"};
+      const uint32_t k = in.pick(4);
+      const std::vector<int64_t> dims = PickDimList(in, xd.size());
+      const int32_t keepdim = in.flag_arg();
+      const bool null_dims = dims.empty() && in.flag();
+      p.name = kNames[k];
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) {
+        return kFns[k](s, x, null_dims ? nullptr : dims.data(), dims.size(), keepdim, out);
+      };
+      break;
+    }
+    case 14: {
+      const int64_t dim = in.dim(xd.size());
+      const int32_t keepdim = in.flag_arg();
+      p.name = "of_argmax";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_argmax(s, x, dim, keepdim, out); };
+      break;
+    }
+    case 15: {
+      const bool is_std = in.flag();
+      const std::vector<int64_t> dims = PickDimList(in, xd.size());
+      const int64_t correction = in.rare() ? in.size() : in.pick(3);
+      const int32_t keepdim = in.flag_arg();
+      p.name = is_std ? "of_std" : "of_var";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) {
+        return (is_std ? of_std : of_var)(s, x, dims.data(), dims.size(), correction, keepdim, out);
+      };
+      break;
+    }
+    case 16: {  // linear: weight (out, in) fitting x's last dim, bias (out) or NULL
+      const of_tensor_t* w = c.pool.pick();
+      const of_tensor_t* b = in.flag() ? nullptr : c.pool.pick();
+      if (x != nullptr && !xd.empty() && in.pick(4) != 0) {
+        const int64_t o = in.pick(5);
+        const of_dtype_t* dt = DTypeOfTensor(x);
+        w = Fresh(c, dt, {o, in.rare(8) ? 3 : xd.back()});
+        if (b != nullptr || in.flag()) b = Fresh(c, dt, {in.rare(8) ? o + 1 : o});
+      }
+      p.name = "of_linear";
+      p.inputs = {x, w, b};
+      p.call = [=](of_tensor_t** out) { return of_linear(s, x, w, b, out); };
+      break;
+    }
+    case 17: case 18: {  // conv2d with fresh consistent operands most of the time
+      of_conv2d_options_t o;
+      PickConvOptions(in, &o);
+      const of_tensor_t* w = c.pool.pick();
+      const of_tensor_t* b = in.flag() ? nullptr : c.pool.pick();
+      if (in.pick(4) != 0) {
+        const of_dtype_t* dt = in.rare(8) ? PickFloatDType(in) : of_dtype_float32();
+        const int64_t g = o.groups >= 1 && o.groups <= 3 ? o.groups : 1;
+        const int64_t n = in.pick(3), ci = g * (1 + in.pick(2)), oc = g * (1 + in.pick(2));
+        const int64_t kh = 1 + in.pick(3), kw = 1 + in.pick(3);
+        if (x == nullptr || xd.size() != 4 || in.flag()) x = Fresh(c, dt, {n, ci, in.pick(7), in.pick(7)});
+        const int64_t xc = DimsOf(x).size() == 4 ? Concrete(DimsOf(x)[1]) : ci;
+        w = Fresh(c, in.rare(8) ? of_dtype_float64() : DTypeOfTensor(x), {oc, std::max<int64_t>(xc / g, 1), kh, kw});
+        b = in.flag() ? nullptr : Fresh(c, DTypeOfTensor(x), {in.rare(8) ? oc + 1 : oc});
+      }
+      if (kAvoidZeroSizeConvKernel && w != nullptr) {
+        const std::vector<int64_t> wd = DimsOf(w);
+        if (wd.size() == 4 && (wd[2] <= 0 || wd[3] <= 0)) w = nullptr;  // 0, or unknown until a run
+      }
+      p.name = "of_conv2d";
+      p.inputs = {x, w, b};
+      const bool null_options = in.rare(8);
+      p.call = [=](of_tensor_t** out) { return of_conv2d(s, x, w, b, null_options ? nullptr : &o, out); };
+      break;
+    }
+    case 19: {  // batch_norm over channel dim 1
+      of_batch_norm_options_t o;
+      PickBatchNormOptions(in, &o);
+      const of_dtype_t* dt = x != nullptr && of_dtype_is_floating_point(DTypeOfTensor(x)) ? DTypeOfTensor(x)
+                                                                                          : of_dtype_float32();
+      if (x == nullptr || xd.size() < 2 || in.rare(4)) {
+        x = Fresh(c, dt, {1 + in.pick(3), 1 + in.pick(3), in.pick(4), in.pick(4)});
+      }
+      const int64_t ch = DimsOf(x).size() >= 2 ? Concrete(DimsOf(x)[1]) : 1;
+      auto stat = [&]() -> of_tensor_t* {
+        if (in.rare(4)) return nullptr;
+        if (in.rare(8)) return c.pool.pick();
+        return Fresh(c, in.rare(8) ? of_dtype_float64() : dt, {in.rare(16) ? ch + 1 : ch});
+      };
+      const of_tensor_t* w = stat();
+      const of_tensor_t* b = stat();
+      of_tensor_t* rm = stat();
+      of_tensor_t* rv = stat();
+      if (rv != nullptr) FZ_CHECK(of_init_uniform(c.session, rv, 0.5, 1.5));  // a variance is positive
+      p.name = "of_batch_norm";
+      p.inputs = {x, w, b, rm, rv};
+      p.writes = true;  // training (the default whenever the struct is short or NULL) updates rm and rv
+      const bool null_options = in.rare(8);
+      p.call = [=](of_tensor_t** out) {
+        return of_batch_norm(s, x, w, b, rm, rv, null_options ? nullptr : &o, out);
+      };
+      break;
+    }
+    case 20: case 21: {  // max / avg / adaptive pooling of a 4-d tensor
+      if (x == nullptr || xd.size() != 4 || in.flag()) {
+        x = Fresh(c, in.rare(8) ? PickFloatDType(in) : of_dtype_float32(),
+                  {in.pick(3), 1 + in.pick(2), in.pick(9), in.pick(9)});
+      }
+      const uint32_t which = in.pick(3);
+      if (which == 2) {
+        const int64_t oh = in.rare() ? in.size() : 1 + in.pick(4), ow = in.rare() ? in.size() : 1 + in.pick(4);
+        p.name = "of_adaptive_avg_pool2d";
+        p.inputs = {x};
+        p.call = [=](of_tensor_t** out) { return of_adaptive_avg_pool2d(s, x, oh, ow, out); };
+        break;
+      }
+      of_pool2d_options_t o;
+      PickPoolOptions(in, &o);
+      const bool null_options = in.rare(32);
+      p.name = which == 0 ? "of_max_pool2d" : "of_avg_pool2d";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) {
+        return (which == 0 ? of_max_pool2d : of_avg_pool2d)(s, x, null_options ? nullptr : &o, out);
+      };
+      break;
+    }
+    case 22: {
+      const std::vector<int64_t> dims = PickTargetShape(in, xd);
+      const bool view = in.flag();
+      p.name = view ? "of_view" : "of_reshape";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return (view ? of_view : of_reshape)(s, x, dims.data(), dims.size(), out); };
+      break;
+    }
+    case 23: {
+      const int64_t a = in.dim(xd.size()), b = in.dim(xd.size());
+      p.name = "of_flatten";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_flatten(s, x, a, b, out); };
+      break;
+    }
+    case 24: {
+      const std::vector<int64_t> dims = PickDimList(in, xd.size());
+      p.name = "of_squeeze";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_squeeze(s, x, dims.data(), dims.size(), out); };
+      break;
+    }
+    case 25: {
+      const int64_t a = in.dim(xd.size()), b = in.dim(xd.size());
+      p.name = "of_transpose";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_transpose(s, x, a, b, out); };
+      break;
+    }
+    case 26: {  // permute: a shuffle of 0..ndim-1, sometimes broken
+      std::vector<int64_t> dims(xd.size());
+      for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
+      for (size_t i = dims.size(); i > 1; --i) std::swap(dims[i - 1], dims[in.pick(static_cast<uint32_t>(i))]);
+      if (in.rare(4)) dims = PickDimList(in, xd.size());
+      if (!dims.empty() && dims[0] >= 0 && in.rare(4)) dims[0] -= static_cast<int64_t>(xd.size());  // negative spelling
+      p.name = "of_permute";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_permute(s, x, dims.data(), dims.size(), out); };
+      break;
+    }
+    case 27: {
+      const int64_t dim = in.dim(xd.size());
+      const int64_t start = in.rare() ? in.size() : static_cast<int64_t>(in.pick(5)) - 2;
+      const int64_t length = in.rare() ? in.size() : in.pick(4);
+      p.name = "of_narrow";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_narrow(s, x, dim, start, length, out); };
+      break;
+    }
+    case 28: case 29: {  // cat / stack of 1..4 tensors, often x repeated or partners of its shape
+      const size_t n = in.rare(32) ? 0 : 1 + in.pick(4);
+      std::vector<const of_tensor_t*> list(n);
+      for (const of_tensor_t*& t : list) {
+        const uint32_t k = in.pick(4);
+        t = k == 0 ? c.pool.pick() : k == 1 && x != nullptr ? Fresh(c, DTypeOfTensor(x), xd) : x;
+      }
+      const int64_t dim = in.dim(xd.size() + (kind == 29 ? 1 : 0));
+      const bool stack = kind == 29;
+      p.name = stack ? "of_stack" : "of_cat";
+      p.inputs = list;
+      const bool null_list = n == 0 && in.flag();
+      p.call = [=](of_tensor_t** out) {
+        return (stack ? of_stack : of_cat)(s, null_list ? nullptr : list.data(), list.size(), dim, out);
+      };
+      break;
+    }
+    case 30: {  // expand: x's dims with size-1 ones grown, -1 kept, leading dims added
+      std::vector<int64_t> dims = xd;
+      for (int64_t& d : dims) {
+        const uint32_t k = in.pick(4);
+        d = k == 0 ? -1 : k == 1 && d == 1 ? in.pick(4) : k == 2 ? in.size() : d;
+      }
+      if (in.rare(3)) dims.insert(dims.begin(), in.pick(4));
+      if (in.rare(8)) dims = PickTargetShape(in, xd);
+      p.name = "of_expand";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_expand(s, x, dims.data(), dims.size(), out); };
+      break;
+    }
+    case 31: case 32: {  // softmax, log_softmax, unsqueeze
+      static const DimFn kFns[] = {of_softmax, of_log_softmax, of_unsqueeze};
+      static const char* const kNames[] = {"of_softmax", "of_log_softmax", "of_unsqueeze"};
+      const uint32_t k = in.pick(3);
+      const int64_t dim = in.dim(xd.size() + (k == 2 ? 1 : 0));
+      p.name = kNames[k];
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return kFns[k](s, x, dim, out); };
+      break;
+    }
+    case 33: case 34: {  // losses: logits (N, C) and int64 targets in [0, C) or ignore_index
+      of_loss_options_t o;
+      PickLossOptions(in, &o);
+      const of_tensor_t* target = c.pool.pick();
+      if (x == nullptr || xd.size() != 2 || in.flag()) {
+        x = Fresh(c, in.rare(8) ? PickFloatDType(in) : of_dtype_float32(), {in.pick(4), 1 + in.pick(4)});
+      }
+      if (in.pick(4) != 0) {
+        const std::vector<int64_t> ld = DimsOf(x);
+        const int64_t n = ld.empty() ? 1 : Concrete(ld[0]);
+        const int64_t cl = ld.size() < 2 ? 1 : Concrete(ld[1]);
+        std::vector<int64_t> values(static_cast<size_t>(std::min<int64_t>(n + (in.rare(16) ? 1 : 0), kMaxNumel)));
+        for (int64_t& v : values) v = in.rare(8) ? (in.flag() ? o.ignore_index : in.size()) : in.pick(static_cast<uint32_t>(cl));
+        of_tensor_t* t = nullptr;
+        const int64_t tdims[1] = {static_cast<int64_t>(values.size())};
+        FZ_MUST(of_tensor_from_data(c.session, of_dtype_int64(), tdims, 1, values.data(),
+                                    values.size() * sizeof(int64_t), nullptr, &t));
+        target = c.pool.add(t);
+      }
+      const bool nll = kind == 34;
+      const bool null_options = in.rare(4);
+      p.name = nll ? "of_nll_loss" : "of_cross_entropy";
+      p.inputs = {x, target};
+      p.call = [=](of_tensor_t** out) {
+        return (nll ? of_nll_loss : of_cross_entropy)(s, x, target, null_options ? nullptr : &o, out);
+      };
+      break;
+    }
+    case 35: {
+      const double prob = in.rare() ? in.scalar() : in.pick(5) / 4.0;
+      const int32_t training = in.flag_arg();
+      p.name = "of_dropout";
+      p.inputs = {x};
+      p.draws = true;
+      p.call = [=](of_tensor_t** out) { return of_dropout(s, x, prob, training, out); };
+      break;
+    }
+    case 36: {  // where(cond, a, b): a bool condition that broadcasts, often
+      const of_tensor_t* cond = c.pool.pick();
+      const of_tensor_t* b = c.pool.pick();
+      if (x != nullptr && in.flag()) cond = Fresh(c, in.rare(8) ? PickDType(in) : of_dtype_bool(), BroadcastPartner(in, xd));
+      if (x != nullptr && in.flag()) b = Fresh(c, in.flag() ? DTypeOfTensor(x) : PickFloatDType(in), BroadcastPartner(in, xd));
+      p.name = "of_where";
+      p.inputs = {cond, x, b};
+      p.call = [=](of_tensor_t** out) { return of_where(s, cond, x, b, out); };
+      break;
+    }
+    case 37: {
+      p.name = "of_tensor_detach";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_tensor_detach(x, out); };
+      break;
+    }
+    default: {  // misuse: a NULL out parameter; or the op registry
+      if (in.flag()) {
+        const NamedUnary& op = kUnary[in.pick(Count(kUnary))];
+        p.name = "(an op with a NULL out_tensor)";
+        p.inputs = {x};
+        p.must_fail = true;
+        p.call = [=](of_tensor_t**) { return op.fn(s, x, nullptr); };
+      } else {
+        const size_t index = in.rare() ? static_cast<size_t>(in.u64()) : in.pick(200);
+        p.name = "of_op_name";
+        p.makes_tensor = false;
+        p.call = [=](of_tensor_t**) {
+          size_t count = 0;
+          FZ_MUST(of_op_count(&count));
+          static const char kUntouched[] = "untouched";
+          const char* name = kUntouched;
+          of_status_t* st = of_op_name(index, &name);
+          if (st == nullptr) {
+            FZ_ASSERT(index < count && name != nullptr && name[0] != '\0', "of_op_name gave no name");
+          } else {
+            FZ_ASSERT(index >= count && name == kUntouched, "of_op_name failed in range or wrote its output");
+          }
+          return st;
+        };
+      }
+      break;
+    }
+  }
+  return p;
+}
+
+// ---- the checks around one call ----------------------------------------------------------------
+
+// What a call must not change unless it says so: a tensor's bytes, whether it requires grad, and its
+// grad's bytes (for lazy tensors only their dtype and dims).
+struct Fingerprint {
+  uint64_t data = 0;
+  int32_t requires_grad = -1;
+  uint64_t grad = 0;
+  bool operator==(const Fingerprint&) const = default;
+};
+inline Fingerprint Take(const of_tensor_t* t) {
+  Fingerprint f;
+  if (t == nullptr) return f;
+  int32_t lazy = 0;
+  FZ_MUST(of_tensor_is_lazy(t, &lazy));
+  if (lazy) {
+    for (int64_t d : DimsOf(t)) f.data = (f.data ^ static_cast<uint64_t>(d)) * 1099511628211ull;
+    f.data ^= reinterpret_cast<uintptr_t>(DTypeOfTensor(t));
+    return f;
+  }
+  int64_t numel = 0;
+  FZ_MUST(of_tensor_numel(t, &numel));
+  if (numel <= kMaxNumel) f.data = HashTensor(t);
+  FZ_MUST(of_tensor_requires_grad(t, &f.requires_grad));
+  of_tensor_t* g = nullptr;
+  FZ_MUST(of_tensor_grad(t, &g));
+  if (g != nullptr) {
+    f.grad = HashTensor(g) | 1;
+    of_tensor_release(g);
+  }
+  return f;
+}
+
+// The session generator's state cannot be read through the ABI, so each call starts from a known
+// seed (of_session_manual_seed before it); afterwards the next draw must equal the first draw of a
+// reference session seeded alike whenever the call must not have drawn (it failed, or it is not a
+// random op).
+class GeneratorCheck {
+ public:
+  GeneratorCheck() : reference_(NewSession(0)) {}
+  ~GeneratorCheck() { of_session_destroy(reference_); }
+  void Reseed(of_session_t* s, uint64_t seed) {
+    seed_ = seed;
+    FZ_MUST(of_session_manual_seed(s, seed));
+  }
+  void ExpectUntouched(of_session_t* s, const char* call) {
+    FZ_MUST(of_session_manual_seed(reference_, seed_));
+    if (Draw(s) != Draw(reference_)) Finding(std::string(call) + " drew from the session's generator");
+  }
+
+ private:
+  static uint64_t Draw(of_session_t* s) {
+    of_tensor_t* t = nullptr;
+    const int64_t dims[1] = {1};
+    FZ_MUST(of_tensor_rand(s, of_dtype_float64(), dims, 1, nullptr, &t));
+    uint64_t bits = 0;
+    FZ_MUST(of_tensor_copy_to_host(t, &bits, sizeof bits));
+    of_tensor_release(t);
+    return bits;
+  }
+  of_session_t* reference_;
+  uint64_t seed_ = 0;
+};
+
+// FZ_TRACE=1 in the environment prints every call with its operands and status (to read a reproducer).
+inline bool Tracing() {
+  static const bool on = std::getenv("FZ_TRACE") != nullptr;
+  return on;
+}
+inline std::string Describe(const of_tensor_t* t) {
+  if (t == nullptr) return "NULL";
+  std::string s = of_dtype_name(DTypeOfTensor(t));
+  s += "(";
+  for (int64_t d : DimsOf(t)) s += (d == OF_DIM_UNKNOWN ? std::string("?") : std::to_string(d)) + ",";
+  return s + ")";
+}
+
+// Makes the call p on session s (which may be NULL when p misuses it) and checks it: a failure
+// leaves the out parameter, the inputs and the generator as they were; a success of a call that does
+// not write leaves the inputs as they were, and of one that does not draw the generator too; a new
+// tensor answers every query (Inspect). Returns the new tensor (a reference the caller owns), or NULL.
+inline of_tensor_t* RunChecked(of_session_t* s, GeneratorCheck& gen, uint64_t seed, const Prepared& p) {
+  gen.Reseed(s, seed);
+  std::vector<Fingerprint> before;
+  before.reserve(p.inputs.size());
+  for (const of_tensor_t* t : p.inputs) before.push_back(Take(t));
+  if (Tracing()) {
+    std::fprintf(stderr, "call %s(", p.name);
+    for (const of_tensor_t* t : p.inputs) std::fprintf(stderr, "%s ", Describe(t).c_str());
+    std::fprintf(stderr, ")\n");
+  }
+  of_tensor_t* out = TensorSentinel();
+  of_status_t* status = p.call(&out);
+  if (Tracing()) std::fprintf(stderr, "  -> %s %s\n", of_status_code_name(of_status_code(status)), of_status_message(status));
+  const of_status_code_t code = Check(status, p.name);
+  const bool ok = code == OF_STATUS_OK;
+  if (!ok && out != TensorSentinel()) Finding(std::string("failed ") + p.name + " wrote its out parameter");
+  if (ok && p.must_fail) Finding(std::string(p.name) + " succeeded, but it is misuse");
+  if (!ok || !p.writes) {
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+      if (Take(p.inputs[i]) != before[i]) {
+        Finding(std::string(ok ? "successful " : "failed ") + p.name + " changed its input " + std::to_string(i));
+      }
+    }
+  }
+  if (!ok || !p.draws) gen.ExpectUntouched(s, p.name);
+  if (!ok || !p.makes_tensor) return nullptr;
+  if (out == nullptr || out == TensorSentinel()) Finding(std::string(p.name) + " succeeded without a tensor");
+  Inspect(out);
+  return out;
+}
+
+// Adds t to the pool when it is small enough to work on, else releases it.
+inline void Keep(Pool& pool, of_tensor_t* t) {
+  if (t == nullptr) return;
+  int64_t numel = 0;
+  of_status_t* st = of_tensor_numel(t, &numel);
+  if (st != nullptr) {  // a lazy tensor with unknown dims
+    of_status_destroy(st);
+    numel = 0;
+  }
+  if (numel > kMaxNumel) {
+    of_tensor_release(t);
+    return;
+  }
+  pool.add(t);
+}
+
+}  // namespace fz
