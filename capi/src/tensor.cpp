@@ -75,7 +75,9 @@ of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype
 of_status_t* of_tensor_empty(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,
                              const of_tensor_options_t* options, of_tensor_t** out_tensor) {
   return Create(__func__, session, dtype, dims, ndim, options, out_tensor,
-                [&](Session&, auto dt, const Shape& s, Device d) { return Empty(dt, s, d); });
+                [&](Session&, auto dt, const Shape& s, Device d) {
+                  return dt->is_bool() ? Full(dt, s, 0.0, d) : Empty(dt, s, d);  // Note [Bool bytes]
+                });
 }
 
 of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims, size_t ndim,

@@ -23,6 +23,10 @@ namespace {
 class CpuAllocator final : public Allocator {
  public:
   void* Allocate(size_t nbytes) override {
+    // No allocation this large can succeed, and rounding it to a size class would wrap around.
+    if (nbytes > kMaxAllocation) {
+      OF_THROW(ResourceExhausted) << "out of CPU memory allocating " << nbytes << " bytes";
+    }
     const size_t size = SizeClass(nbytes);
     void* p = nullptr;
     if (kCaching) {
@@ -71,6 +75,8 @@ class CpuAllocator final : public Allocator {
 
   // A multiple of the alignment (aligned_alloc needs one), with 8 classes per power of two; 0 bytes
   // still gets a unique pointer.
+  static constexpr size_t kMaxAllocation = size_t{1} << 62;
+
   static size_t SizeClass(size_t nbytes) {
     if (nbytes <= kCpuAlignment) return kCpuAlignment;
     const int bits = std::bit_width(nbytes - 1);          // nbytes <= 2^bits

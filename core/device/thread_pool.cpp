@@ -51,9 +51,11 @@ void ThreadPool::StopWorkers() {
 void ThreadPool::RunChunks(Job& job) {
   const bool was_inside = t_inside_parallel_for;
   t_inside_parallel_for = true;
-  for (int64_t begin; (begin = job.next.fetch_add(job.chunk)) < job.n;) {
+  // Overflow-free for n up to INT64_MAX: an atomic fetch_add wraps (defined), and a wrapped begin
+  // (negative) ends the loop as one past n does.
+  for (int64_t begin; (begin = job.next.fetch_add(job.chunk)) < job.n && begin >= 0;) {
     try {
-      (*job.fn)(begin, std::min(job.n, begin + job.chunk));
+      (*job.fn)(begin, begin + std::min(job.chunk, job.n - begin));
     } catch (...) {
       std::lock_guard<std::mutex> lock(job.error_mutex);
       if (!job.error) job.error = std::current_exception();
@@ -87,7 +89,9 @@ void ThreadPool::WorkerLoop() {
 void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t threads = std::min<int64_t>(num_threads(), (n + grain - 1) / grain);
+  // Rounded-up divisions that cannot overflow for any n (n + grain - 1 could).
+  const auto chunks_of = [n](int64_t size) { return n / size + (n % size != 0); };
+  const int64_t threads = std::min<int64_t>(num_threads(), chunks_of(grain));
   std::unique_lock<std::mutex> owner(job_mutex_, std::defer_lock);
   if (threads <= 1 || t_inside_parallel_for || !owner.try_lock()) {
     fn(0, n);
@@ -96,7 +100,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(
   Job job;
   job.fn = &fn;
   job.n = n;
-  job.chunk = std::max(grain, (n + threads - 1) / threads);
+  job.chunk = std::max(grain, chunks_of(threads));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &job;

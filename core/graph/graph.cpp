@@ -71,6 +71,7 @@ TensorPtr Graph::AddInput(std::string name, Symbol<DType> dtype, Shape shape) {
     OF_CHECK(program_.values[static_cast<size_t>(v)].name != name)
         << "graph " << Quote(name_) << " already has an input named " << Quote(name);
   }
+  shape.numel_dim();  // OutOfRange for sizes that overflow, before anything is recorded
   const auto v = static_cast<int32_t>(program_.values.size());
   program_.values.push_back(Value{.meta = TensorMeta{dtype, std::move(shape), session_->default_device()},
                                   .kind = ValueKind::kInput,

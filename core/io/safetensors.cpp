@@ -53,14 +53,22 @@ std::string_view FormatName(Symbol<DType> dtype) {
 
 // ---- a small strict JSON reader: objects, arrays, strings and integers -----------------------------
 
+struct JsonMember;
+
 struct Json {
   enum class Kind { kObject, kArray, kString, kInteger };
   Kind kind = Kind::kObject;
   size_t offset = 0;  // where the value starts in the header, for messages
   std::string string;
   int64_t integer = 0;
-  std::vector<std::pair<std::string, Json>> members;  // in order; keys are distinct
+  std::vector<JsonMember> members;  // in order; keys are distinct
   std::vector<Json> items;
+};
+
+// A named member of an object (not a std::pair, which needs a complete Json where Json declares it).
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 std::string_view KindName(Json::Kind kind) {
@@ -130,7 +138,7 @@ class JsonReader {
         Expect(':');
         SkipSpace();
         Json member = Value(depth + 1);
-        v.members.emplace_back(std::move(key), std::move(member));
+        v.members.push_back(JsonMember{std::move(key), std::move(member)});
         SkipSpace();
         if (Peek() == ',' && !AtEnd()) {
           ++pos_;
@@ -478,13 +486,11 @@ std::vector<TensorPtr> ReadData(std::FILE* file, const Header& header, const std
     TensorPtr t = Empty(e.dtype, e.shape, Device::CPU());
     ReadExactly(file, t->raw_data(), e.end - e.begin, path, fmt::format("tensor {}", Quote(e.name)));
     position = e.end;
-    if (e.dtype->is_bool()) {
-      const auto* bytes = static_cast<const unsigned char*>(t->raw_data());
-      for (int64_t k = 0; k < t->numel(); ++k) {
-        if (bytes[k] > 1) {
-          OF_THROW(DataLoss) << Quote(path) << ": BOOL tensor " << Quote(e.name) << " holds the byte " << int{bytes[k]}
-                             << " at element " << k << " (only 0 and 1 are booleans)";
-        }
+    if (e.dtype->is_bool()) {  // Note [Bool bytes]
+      if (const int64_t k = FirstNonBooleanByte(t->raw_data(), t->numel()); k >= 0) {
+        OF_THROW(DataLoss) << Quote(path) << ": BOOL tensor " << Quote(e.name) << " holds the byte "
+                           << int{static_cast<const unsigned char*>(t->raw_data())[k]} << " at element " << k
+                           << " (only 0 and 1 are booleans)";
       }
     }
     out[i] = std::move(t);

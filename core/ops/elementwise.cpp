@@ -6,6 +6,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
 
@@ -22,12 +23,11 @@ using cpu::ElementwiseOp;
 using cpu::kIsBool;
 using cpu::kIsFloating;
 
+using cpu::WrapType;
+
 // ---- element functions ----------------------------------------------------------------------------
-// Integer arithmetic wraps around (two's complement, as PyTorch) without signed-overflow UB: it runs
-// in an unsigned type at least as wide as unsigned int (narrower ones would promote to int). On bool,
-// add is "or" and mul is "and" (as PyTorch).
-template <typename C>
-using WrapType = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
+// Integer arithmetic wraps around (Note [Wrapping integer arithmetic]). On bool, add is "or" and mul
+// is "and" (as PyTorch).
 
 template <typename C, typename Fn>
 C Wrapping(C a, C b, Fn fn) {

@@ -318,8 +318,10 @@ void RunReduce(const ReducePlan& plan, const T* x, Out* out, const R& r, ThreadP
 
 // ---- reducers ---------------------------------------------------------------------------------------
 
+// Integer sums wrap around (Note [Wrapping integer arithmetic]): they accumulate in uint64 and the
+// int64 result keeps the low 64 bits.
 template <typename T>
-using AccumulatorOf = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+using AccumulatorOf = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
 
 template <typename T>
 constexpr bool IsNan(T v) {

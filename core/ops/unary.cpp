@@ -6,6 +6,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
 
@@ -23,7 +24,8 @@ struct NegFn : ElementFn {
   template <typename C>
   C operator()(C a) const {
     if constexpr (std::is_integral_v<C>) {
-      return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(a));  // wraps
+      using U = cpu::WrapType<C>;  // Note [Wrapping integer arithmetic]
+      return static_cast<C>(U(0) - static_cast<U>(a));
     } else {
       return -a;
     }

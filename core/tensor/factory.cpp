@@ -15,7 +15,8 @@ namespace {
 size_t ByteSize(Symbol<DType> dtype, const Shape& shape) {
   CheckStatic(shape, "shape");
   const auto numel = static_cast<uint64_t>(shape.numel());
-  if (numel > std::numeric_limits<size_t>::max() / dtype->bytes()) {
+  // Byte offsets are computed in int64 (and the allocator rounds sizes up), so the byte size must fit.
+  if (numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / dtype->bytes()) {
     OF_THROW(ResourceExhausted) << "a " << dtype << " tensor of shape " << shape
                                 << " does not fit in memory";
   }
@@ -97,6 +98,24 @@ TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device) {
   return Tensor::Make(Storage::Allocate(device, ByteSize(dtype, shape)), dtype, shape);
 }
 
+int64_t FirstNonBooleanByte(const void* data, int64_t n) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (int64_t k = 0; k < n; ++k) {
+    if (bytes[k] > 1) return k;
+  }
+  return -1;
+}
+
+namespace {
+// INVALID_ARGUMENT naming the first byte of bool data that is neither 0 nor 1 (Note [Bool bytes]).
+void CheckBooleanBytes(Symbol<DType> dtype, const void* data, int64_t n) {
+  if (!dtype->is_bool() || n == 0) return;
+  const int64_t k = FirstNonBooleanByte(data, n);
+  OF_CHECK(k < 0) << "bool data holds the byte " << int{static_cast<const unsigned char*>(data)[k]} << " at element "
+                  << k << "; a bool is the byte 0 (false) or 1 (true)";
+}
+}  // namespace
+
 TensorPtr Full(Symbol<DType> dtype, const Shape& shape, double value, Device device) {
   CheckRepresentable(value, dtype, "value");
   return MakeFilled(dtype, shape, device, [&](void* out) {
@@ -114,6 +133,7 @@ TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, si
   OF_CHECK(nbytes == expected) << "data is " << nbytes << " bytes but a " << dtype << " tensor of shape "
                                 << shape << " needs " << expected;
   OF_CHECK(data != nullptr || expected == 0) << "data is NULL";
+  CheckBooleanBytes(dtype, data, shape.numel());
   return MakeFilled(dtype, shape, device, [&](void* out) {
     if (expected > 0) std::memcpy(out, data, expected);
   });
@@ -129,6 +149,7 @@ TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t 
   OF_CHECK(reinterpret_cast<uintptr_t>(data) % dtype->bytes() == 0)
       << "data at " << data << " is not aligned to " << dtype->bytes() << " bytes, as " << dtype
       << " requires";
+  CheckBooleanBytes(dtype, data, shape.numel());
   return Tensor::Make(std::move(storage), dtype, shape);
 }
 

@@ -11,11 +11,13 @@
 
 namespace oneflow {
 
-// Uninitialised memory.
+// Uninitialised memory, for a writer that sets every element (a kernel's output); of_tensor_empty
+// hands bool tensors out zeroed (Note [Bool bytes]).
 TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device);
 // Every element `value`, which must be representable in `dtype` (CheckRepresentable).
 TensorPtr Full(Symbol<DType> dtype, const Shape& shape, double value, Device device);
-// A copy of `nbytes` of host memory, which must equal the tensor's size.
+// A copy of `nbytes` of host memory, which must equal the tensor's size. Bool data must hold only the
+// bytes 0 and 1 (Note [Bool bytes]), as must adopted memory.
 TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, size_t nbytes, Device device);
 // A CPU tensor over caller-owned memory, which is not copied; `deleter` runs exactly once — when the
 // last reference goes, or before this function returns if it fails. `data` must be aligned to the
@@ -30,6 +32,18 @@ TensorPtr Randn(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device 
 // start, start + step, ... while below `end` (above, for a negative step): ceil((end - start) / step)
 // elements. step must be non-zero with the sign of end - start; integer dtypes need integral values.
 TensorPtr Arange(double start, double end, double step, Symbol<DType> dtype, Device device);
+
+// Note [Bool bytes]
+// Kernels read a bool element as a C++ bool, for which a byte other than 0 or 1 is undefined
+// behaviour (UBSan reports it; optimised code may treat such a value as both true and false). So
+// every bool tensor holds only 0 and 1: kernels write only those (Convert), and the ways user bytes
+// come in check them — from_data and adopt_data (INVALID_ARGUMENT), safetensors (DATA_LOSS) — while
+// of_tensor_empty zeroes bool memory instead of leaving it uninitialised. Checking costs one pass over bytes
+// where the data arrives; reading every bool byte as `byte != 0` instead would cost each kernel.
+// A new way in (DLPack import) must check too.
+
+// The index of the first of the `n` bool elements at `data` whose byte is neither 0 nor 1, or -1.
+int64_t FirstNonBooleanByte(const void* data, int64_t n);
 
 // Copies the tensor's elements (row-major) into `dst`, which holds `nbytes` == the tensor's size.
 void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes);

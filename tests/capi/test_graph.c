@@ -499,6 +499,43 @@ static void test_add_input_symbol_of_another_session(void** state) {
   of_session_destroy(other);
 }
 
+/* A failed of_graph_add_input records nothing: the graph neither counts the input nor keeps its name
+ * (it used to append the input before its sizes were found to overflow). */
+static void test_failed_add_input_records_nothing(void** state) {
+  of_session_t* s = *state;
+  of_graph_t* g = NULL;
+  ASSERT_OK(of_graph_create(s, "overflow", NULL, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  of_tensor_t* x = OUT_SENTINEL;
+  ASSERT_STATUS(of_graph_add_input(g, "x", F32, DIMS(INT64_MAX, 2), &x), OF_STATUS_OUT_OF_RANGE,
+                "of_graph_add_input", "overflows");
+  assert_ptr_equal(x, OUT_SENTINEL);
+  size_t n = 99;
+  ASSERT_OK(of_graph_input_count(g, &n));
+  assert_int_equal(n, 0);
+  ASSERT_OK(of_graph_add_input(g, "x", F32, DIMS(2), &x));
+  of_tensor_t* y = NULL;
+  ASSERT_OK(of_relu(s, x, &y));
+  ASSERT_OK(of_graph_add_output(g, y));
+  ASSERT_OK(of_graph_end_build(g));
+  ASSERT_OK(of_graph_input_count(g, &n));
+  assert_int_equal(n, 1);
+  const float xs[] = {-1, 2};
+  of_tensor_t* in = NULL;
+  ASSERT_OK(of_tensor_from_data(s, F32, DIMS(2), xs, sizeof xs, NULL, &in));
+  of_tensor_t* out = NULL;
+  const of_tensor_t* inputs[] = {in};
+  ASSERT_OK(of_graph_run(g, inputs, 1, &out, 1));
+  float ys[2];
+  ASSERT_OK(of_tensor_copy_to_host(out, ys, sizeof ys));
+  assert_true(ys[0] == 0 && ys[1] == 2);
+  of_tensor_release(out);
+  of_tensor_release(in);
+  of_tensor_release(y);
+  of_tensor_release(x);
+  of_graph_destroy(g);
+}
+
 /* Destroying a graph in the middle of its build ends the build: ops run eagerly again. */
 static void test_destroy_during_build(void** state) {
   of_session_t* s = *state;
@@ -1374,6 +1411,7 @@ int main(void) {
       WITH_SESSION(test_add_parameter_non_leaf),
       WITH_SESSION(test_add_parameter_makes_trainable),
       WITH_SESSION(test_add_input_symbol_of_another_session),
+      WITH_SESSION(test_failed_add_input_records_nothing),
       WITH_SESSION(test_destroy_during_build),
       WITH_SESSION(test_run_checks_inputs),
       WITH_SESSION(test_lazy_tensor_misuse),

@@ -372,8 +372,18 @@ static void test_huge_shapes_fail_cleanly(void** state) {
   ASSERT_STATUS(of_tensor_arange(s, 0, 1e19, 1, of_dtype_float32(), NULL, &a), OF_STATUS_OUT_OF_RANGE,
                 "of_tensor_arange", "int64");
   assert_ptr_equal(a, SENTINEL_PTR(of_tensor_t*));
-  /* Out of memory specifically. */
+  /* Element counts that fit int64 but byte sizes that do not (bfloat16), or that no allocator can
+   * round to a size class (uint8): too large to allocate, before anything is written. */
+  const int64_t max_elements[] = {1, INT64_MAX};
   of_tensor_t* t = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_randn(s, of_dtype_bfloat16(), max_elements, 2, NULL, &t), OF_STATUS_RESOURCE_EXHAUSTED,
+                "of_tensor_randn");
+  ASSERT_STATUS(of_tensor_zeros(s, of_dtype_uint8(), max_elements, 2, NULL, &t), OF_STATUS_RESOURCE_EXHAUSTED,
+                "of_tensor_zeros");
+  ASSERT_STATUS(of_tensor_full(s, of_dtype_int16(), max_elements + 1, 1, 3, NULL, &t), OF_STATUS_RESOURCE_EXHAUSTED,
+                "of_tensor_full");
+  assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
+  /* Out of memory specifically. */
   ASSERT_STATUS(of_tensor_zeros(s, of_dtype_float32(), huge, 2, NULL, &t), OF_STATUS_RESOURCE_EXHAUSTED,
                 "of_tensor_zeros");
   assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
@@ -518,6 +528,38 @@ static void test_full_unrepresentable(void** state) {
                   "of_tensor_full", "value", bad[i].text, of_dtype_name(bad[i].dtype()));
     assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
   }
+}
+
+/* A bool is the byte 0 or 1 (a kernel reading another byte as a bool is undefined behaviour): other
+ * bytes are refused where data comes in, and empty bool tensors are all false even in reused memory. */
+static void test_bool_bytes_are_0_or_1(void** state) {
+  of_session_t* s = (of_session_t*)*state;
+  const int64_t dims[] = {2, 3};
+  const unsigned char bad[6] = {0, 1, 1, 0, 255, 1};
+  of_tensor_t* t = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_from_data(s, of_dtype_bool(), dims, 2, bad, sizeof bad, NULL, &t),
+                OF_STATUS_INVALID_ARGUMENT, "of_tensor_from_data", "byte 255", "element 4");
+  assert_ptr_equal(t, SENTINEL_PTR(of_tensor_t*));
+  /* The same bytes are fine as uint8. */
+  ASSERT_OK(of_tensor_from_data(s, of_dtype_uint8(), dims, 2, bad, sizeof bad, NULL, &t));
+  of_tensor_release(t);
+  /* Dirty a block, free it, and take one of the same size again (the CPU allocator reuses blocks). */
+  const int64_t big[] = {4096};
+  unsigned char* ones = malloc(4096);
+  assert_non_null(ones);
+  memset(ones, 0xAB, 4096);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_OK(of_tensor_from_data(s, of_dtype_uint8(), big, 1, ones, 4096, NULL, &t));
+    of_tensor_release(t);
+    ASSERT_OK(of_tensor_empty(s, of_dtype_bool(), big, 1, NULL, &t));
+    unsigned char* got = read_exact(t, 4096);
+    for (size_t i = 0; i < 4096; ++i) {
+      if (got[i] != 0) fail_msg("empty bool element %zu is the byte %d", i, got[i]);
+    }
+    free(got);
+    of_tensor_release(t);
+  }
+  free(ones);
 }
 
 static void test_empty(void** state) {
@@ -1071,6 +1113,7 @@ static void test_adopt_outlives_session(void** state) {
 static void test_adopt_failures_call_deleter_once(void** state) {
   of_session_t* s = (of_session_t*)*state;
   _Alignas(64) static unsigned char buf[64];
+  static unsigned char not_bool[4] = {0, 1, 1, 2};
   const int64_t dims[] = {2, 2};
   const int64_t dims_unknown[] = {2, OF_DIM_UNKNOWN};
   const int64_t dims_neg[] = {2, -1};
@@ -1096,6 +1139,7 @@ static void test_adopt_failures_call_deleter_once(void** state) {
       {"unknown dim", s, f32, dims_unknown, 2, buf, 16, 0, "not concrete", "dim 1"},
       {"negative dim", s, f32, dims_neg, 2, buf, 16, 0, "dims[1]", "-1"},
       {"NULL dims", s, f32, NULL, 2, buf, 16, 0, "dims", "NULL"},
+      {"bool byte 2", s, of_dtype_bool(), dims, 2, not_bool, 4, 0, "byte 2", "element 3"},
       {"NULL data", s, f32, dims, 2, NULL, 16, 0, "data", "NULL"},
       {"NULL dtype", s, NULL, dims, 2, buf, 16, 0, "dtype", "NULL"},
       {"NULL session", NULL, f32, dims, 2, buf, 16, 0, "session", "NULL"},
@@ -1203,6 +1247,7 @@ int main(void) {
       WITH_SESSION(test_full_values),
       WITH_SESSION(test_full_unrepresentable),
       WITH_SESSION(test_empty),
+      WITH_SESSION(test_bool_bytes_are_0_or_1),
       WITH_SESSION(test_rand_uniform),
       WITH_SESSION(test_randn_normal),
       cmocka_unit_test(test_rand_reproducible),

@@ -1,9 +1,11 @@
 #include "core/device/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -37,6 +39,35 @@ TEST(ThreadPool, CoversTheRangeExactlyOnce) {
         for (auto [begin, end] : ranges) {
           if (end != n) {
             EXPECT_GE(end - begin, grain) << "threads " << threads << " n " << n;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Ranges up to INT64_MAX split without overflow (n + grain - 1 would overflow; so would a chunk's
+// end): the ranges are disjoint and cover [0, n) exactly, whatever the grain and thread count.
+TEST(ThreadPool, RangesNearInt64MaxDoNotOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (int32_t threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {kMax, kMax - 1, int64_t{1} << 62}) {
+      for (int64_t grain : {int64_t{1}, kMax / 7, kMax / 2, kMax}) {
+        std::mutex mutex;
+        std::vector<std::pair<int64_t, int64_t>> ranges;
+        pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
+          std::lock_guard<std::mutex> lock(mutex);
+          ranges.emplace_back(begin, end);
+        });
+        std::sort(ranges.begin(), ranges.end());
+        ASSERT_FALSE(ranges.empty());
+        EXPECT_EQ(ranges.front().first, 0);
+        EXPECT_EQ(ranges.back().second, n) << "threads " << threads << " grain " << grain;
+        for (size_t i = 0; i < ranges.size(); ++i) {
+          EXPECT_LT(ranges[i].first, ranges[i].second);
+          if (i > 0) {
+            EXPECT_EQ(ranges[i].first, ranges[i - 1].second);
           }
         }
       }

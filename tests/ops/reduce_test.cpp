@@ -252,6 +252,27 @@ TEST(Reduce, EdgeValues) {
   ExpectTensorNear(ops::Sum(big), DType::Int64(), Shape{}, {100000}, 0, 0);
 }
 
+// int64 sums wrap around modulo 2^64 (Note [Wrapping integer arithmetic]); UBSan refuses the signed
+// overflow they used to be. Rows, columns and the three layouts take different loops.
+TEST(Reduce, IntegerSumsWrapAround) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> values = {kMax, 1, kMax, 3, kMax, 5, kMax, 7, kMax, 9};  // 2 x 5
+  const TensorPtr x = FromHost(DType::Int64(), Shape{2, 5}, values.data(), values.size() * sizeof(int64_t), Device::CPU());
+  auto sum_of = [](const std::vector<int64_t>& v) {  // the reference: unsigned, so it wraps
+    uint64_t s = 0;
+    for (int64_t e : v) s += static_cast<uint64_t>(e);
+    return static_cast<int64_t>(s);
+  };
+  for (const TensorPtr& layout : {x, NonContiguous(x), Transposed(x)}) {
+    EXPECT_EQ(ops::Sum(layout)->data<int64_t>()[0], sum_of(values));
+    const TensorPtr rows = ops::Sum(layout, {1});
+    EXPECT_EQ(rows->data<int64_t>()[0], sum_of({kMax, 1, kMax, 3, kMax}));
+    EXPECT_EQ(rows->data<int64_t>()[1], sum_of({5, kMax, 7, kMax, 9}));
+    const TensorPtr columns = ops::Sum(layout, {0});
+    for (size_t c = 0; c < 5; ++c) EXPECT_EQ(columns->data<int64_t>()[c], sum_of({values[c], values[5 + c]}));
+  }
+}
+
 TEST(Reduce, Reproducible) {
   // Split reductions do not depend on the thread count.
   const TensorPtr x = RandomTensor(DType::Float32(), Shape{3, 200000});

@@ -249,18 +249,22 @@ typedef void (*of_deleter_fn)(void* data, void* user_data);
  * not depend on it afterwards. */
 
 /* A tensor holding a copy of `data`, `nbytes` bytes of row-major elements; nbytes must equal
- * numel * of_dtype_size(dtype). */
+ * numel * of_dtype_size(dtype). A bool element is one byte, 0 (false) or 1 (true): bool data holding
+ * any other byte is INVALID_ARGUMENT naming the element (here and in of_tensor_adopt_data). */
 OF_API of_status_t* of_tensor_from_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                         size_t ndim, const void* data, size_t nbytes,
                                         const of_tensor_options_t* options, of_tensor_t** out_tensor);
 /* A CPU tensor over caller-owned host memory, without a copy. `data` must hold exactly
  * numel * of_dtype_size(dtype) bytes, aligned to the dtype's size, and stay valid until
  * deleter(data, user_data) is called. The deleter (may be NULL) is called exactly once: when the
- * tensor's last reference is released, or before this function returns if it fails. */
+ * tensor's last reference is released, or before this function returns if it fails. Bool memory is
+ * checked once, here: while the tensor lives, the caller must not write bytes other than 0 and 1 into
+ * it (nor write it at all while an op may be reading it). */
 OF_API of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                          size_t ndim, void* data, size_t nbytes, of_deleter_fn deleter,
                                          void* user_data, of_tensor_t** out_tensor);
-/* Uninitialised contents. */
+/* Uninitialised contents; bool tensors come zeroed (false), since a byte other than 0 or 1 is not a
+ * bool. */
 OF_API of_status_t* of_tensor_empty(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                     size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
 OF_API of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/wrapping.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 
@@ -284,16 +285,9 @@ std::vector<int64_t> BatchOffsets(const memory::dims& out, const memory::dims& m
   return offsets;
 }
 
-// The type the loops multiply and add in: T itself for floating types; for integers an unsigned type
-// at least as wide as T and as int (so that nothing promotes to a signed int), where overflow wraps
-// around (defined behaviour) and converting back to T keeps the low bits: two's-complement results.
-template <typename T>
-using GemmAcc = std::conditional_t<std::is_floating_point_v<T>, T,
-                                   std::conditional_t<(sizeof(T) <= sizeof(unsigned)), unsigned, uint64_t>>;
-
 template <typename T>
 void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, const T* bias, T* c) {
-  using A = GemmAcc<T>;
+  using A = cpu::WrapType<T>;  // T for floating types; integers wrap around
   const std::vector<int64_t> a_off = BatchOffsets(p.batch, p.a_batch, p.m * p.k);
   const std::vector<int64_t> b_off = BatchOffsets(p.batch, p.b_batch, p.k * p.n);
   const int64_t m = p.m, k = p.k, n = p.n;
