@@ -207,12 +207,15 @@ inline std::vector<int64_t> PickShape(Bytes& in, int64_t max_size = 5) {
 
 // The element count of a shape the harness made: -1 if a dim is negative, INT64_MAX on overflow.
 inline int64_t Numel(const std::vector<int64_t>& dims) {
+  // The engine's rule: the non-zero sizes must multiply within int64 even when a 0 is present.
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return -1;
-    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 // The dims of t, as its handle says (lazy tensors may hold OF_DIM_UNKNOWN and symbols); empty for NULL.

@@ -47,21 +47,13 @@ struct Harness {
   of_tensor_t* run(const Prepared& p) { return RunChecked(session, gen, seed++ * 0x9E3779B97F4A7C15ull, p); }
 };
 
-// A graph input whose known dims multiply past int64 (e.g. (INT64_MAX, 2)) fails in
-// of_graph_add_input after the input was recorded (Graph::AddInput appends it to the program before
-// making its lazy tensor, which throws), so the graph then counts and expects an input the caller
-// never got (reproducer corpus/fuzz_graph/crash-add-input-failure-keeps-the-input). With the switch
-// on, the harness does not declare INT64_MAX sizes.
-constexpr bool kAvoidOverflowingInputDims = true;
-
 int64_t PickInputDim(Harness& h) {
   const uint8_t b = h.in.u8();
   if (b < 96) return b % 5;
   if (b < 160) return OF_DIM_UNKNOWN;
   if (b < 248 && !h.symbols.empty()) return h.symbols[b % h.symbols.size()];
   static const int64_t kBad[] = {-3, -1, std::numeric_limits<int64_t>::max(), OF_DIM_UNKNOWN + 1};
-  const int64_t d = kBad[b % 4];
-  return kAvoidOverflowingInputDims && d == std::numeric_limits<int64_t>::max() ? -1 : d;
+  return kBad[b % 4];
 }
 
 // One build of `gs` on this thread: inputs, parameters, ops, backward, optimizer, outputs, end.

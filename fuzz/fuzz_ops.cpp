@@ -57,17 +57,6 @@ std::vector<int64_t> CreationDims(Bytes& in) {
                                    std::numeric_limits<int64_t>::max(), int64_t{1} << 62, -5, 1 << 27};
     dims[in.pick(static_cast<uint32_t>(dims.size()))] = kBad[in.pick(8)];
   }
-  if (kAvoidZeroSizeStrideOverflow && std::find(dims.begin(), dims.end(), 0) != dims.end()) {
-    int64_t product = 1;
-    for (int64_t& d : dims) {
-      int64_t next = 0;
-      if (d > 0 && __builtin_mul_overflow(product, d, &next)) d = 1;  // keeps the product as it was
-      else if (d > 0) product = next;
-    }
-  }
-  if (kAvoidByteSizeOverflow && Numel(dims) > (int64_t{1} << 59)) {
-    for (int64_t& d : dims) d = std::min<int64_t>(d, int64_t{1} << 19);  // 3 such dims: 2^57 elements
-  }
   if (Tracing()) {
     std::fprintf(stderr, "creation dims (");
     for (int64_t d : dims) std::fprintf(stderr, "%lld,", static_cast<long long>(d));
@@ -107,7 +96,6 @@ void Create(State& st) {
       if (in.rare(16)) nbytes += 1;
       std::vector<unsigned char> data(nbytes);
       in.fill(data.data(), data.size());
-      Canonicalize(dtype, data.data(), data.size());
       const bool null_data = in.rare(32);
       p.name = "of_tensor_from_data";
       p.call = [=](of_tensor_t** out) {
@@ -125,7 +113,6 @@ void Create(State& st) {
       if (in.rare(16)) nbytes += 2;
       char* block = static_cast<char*>(std::aligned_alloc(64, (nbytes + offset + 64) / 64 * 64));
       in.fill(block + offset, nbytes);
-      Canonicalize(dtype, reinterpret_cast<unsigned char*>(block + offset), nbytes);
       const bool with_deleter = !in.rare(8);
       p.name = "of_tensor_adopt_data";
       p.call = [=](of_tensor_t** out) {
@@ -167,15 +154,24 @@ void Create(State& st) {
           default: return of_tensor_randn(s, dtype, dp, dims.size(), options, out);
         }
       };
-      if (k == 2) {  // uninitialised contents: zero them before anything reads them
+      if (k == 2) {  // uninitialised contents: made deterministic before anything reads them
         of_tensor_t* t = st.run(p);
         if (t != nullptr) {
           int32_t lazy = 0;
           FZ_MUST(of_tensor_is_lazy(t, &lazy));
           if (of_dtype_is_floating_point(DTypeOfTensor(t))) {
             FZ_MUST(of_init_constant(st.session, t, 0.0));
-          } else if (kAvoidNonCanonicalBools || kAvoidIntegerOverflow) {
-            of_tensor_release(t);  // its bytes are garbage: see the switches in op_calls.h
+          } else if (DTypeOfTensor(t) == of_dtype_bool()) {
+            size_t nbytes = 0;
+            FZ_MUST(of_tensor_nbytes(t, &nbytes));
+            if (nbytes <= (size_t{1} << 20)) {
+              std::vector<unsigned char> bytes(nbytes, 0xA5);
+              FZ_MUST(of_tensor_copy_to_host(t, bytes.data(), nbytes));
+              FZ_ASSERT(std::all_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b == 0; }),
+                        "of_tensor_empty: a bool tensor is not all false");
+            }
+          } else {
+            of_tensor_release(t);  // garbage integers: results would differ from run to run
             return;
           }
           Keep(st.pool, t);

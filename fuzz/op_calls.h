@@ -143,58 +143,12 @@ inline std::vector<int64_t> PickTargetShape(Bytes& in, const std::vector<int64_t
   return dims;
 }
 
-// ---- switches that steer around known engine findings, so that fuzzing goes on past them ----------
-// Each names its finding (see the reproducer in corpus/); set it to false once the engine is fixed.
-
-// of_conv2d with a weight whose kH or kW is 0 passes the empty kernel to oneDNN, whose refusal comes
-// back as OF_STATUS_INTERNAL (reproducer corpus/fuzz_ops/crash-conv2d-zero-size-kernel-internal).
-constexpr bool kAvoidZeroSizeConvKernel = true;
-
-// A bool element whose byte is not 0 or 1 (from of_tensor_from_data / adopt_data with any bytes, or
-// of_tensor_empty's uninitialised memory) is loaded as a C++ bool by the kernels, which UBSan reports
-// as undefined behaviour (reproducer corpus/fuzz_ops/crash-bool-byte-not-0-or-1). With the switch on,
-// the harness writes only 0 and 1 into bool tensors and does not keep empty bool tensors.
-constexpr bool kAvoidNonCanonicalBools = true;
-
-// Integer kernels (sum's int64 accumulator, elementwise add / mul / pow) overflow signed integers,
-// undefined behaviour that UBSan reports (reproducer corpus/fuzz_ops/crash-int64-sum-overflow). With
-// the switch on, the harness fills integer tensors with small values (-2..2) instead of any bytes.
-constexpr bool kAvoidIntegerOverflow = true;
-
-// A 0-size shape whose other dims multiply past int64 (e.g. (0, 3, INT64_MAX)) passes the size checks
-// (numel 0), and ContiguousStrides then overflows int64 (core/common/shape.cpp; reproducer
-// corpus/fuzz_ops/crash-zero-size-shape-strides-overflow). With the switch on, the harness keeps the
-// product of the non-zero dims of the shapes it creates within int64.
-constexpr bool kAvoidZeroSizeStrideOverflow = true;
-
-// conv2d / pooling shape inference computes in + 2 * padding - dilation * (k - 1) in int64 without
-// overflow checks (WindowOut, core/ops/dnnl/dnnl_common.cpp): padding or dilation near 2^62 is
-// undefined behaviour (reproducer corpus/fuzz_ops/crash-conv2d-window-overflow). With the switch on,
-// the harness caps stride, padding and dilation at 2^20 (invalid small values are still tried).
-constexpr bool kAvoidWindowOverflow = true;
-inline int64_t WindowParam(int64_t v) { return kAvoidWindowOverflow && v > (int64_t{1} << 20) ? int64_t{1} << 20 : v; }
-
-// A creation whose element count fits int64 but whose byte size does not (e.g. bfloat16 (1, INT64_MAX))
-// gets past the size checks: randn then overflows in ThreadPool::ParallelFor (n + grain - 1,
-// core/device/thread_pool.cpp), after an allocation whose size must have wrapped (reproducer
-// corpus/fuzz_ops/crash-randn-bytes-overflow). With the switch on, the harness keeps the element count
-// of the shapes it creates below 2^59, so that the byte size of every dtype fits int64.
-constexpr bool kAvoidByteSizeOverflow = true;
-
-// Makes the raw element bytes of a dtype safe under the two switches above.
-inline void Canonicalize(const of_dtype_t* dtype, unsigned char* bytes, size_t nbytes) {
-  if (dtype == nullptr) return;
-  const size_t size = of_dtype_size(dtype);
-  if (kAvoidNonCanonicalBools && dtype == of_dtype_bool()) {
-    for (size_t i = 0; i < nbytes; ++i) bytes[i] &= 1;
-  } else if (kAvoidIntegerOverflow && of_dtype_is_integer(dtype) && size > 0) {
-    for (size_t i = 0; i + size <= nbytes; i += size) {
-      const int v = bytes[i] % 5 - (of_dtype_is_signed(dtype) ? 2 : 0);
-      std::memset(bytes + i, v < 0 ? 0xFF : 0, size);
-      bytes[i] = static_cast<unsigned char>(v);
-    }
-  }
-}
+// ---- input shaping ---------------------------------------------------------------------------------
+// Findings fixed in the engine keep their reproducers in corpus/<harness>/crash-*; the harness no longer
+// steers around them (conv2d zero-size kernels, bool bytes other than 0 and 1, integer overflow, 0-size
+// shapes and byte sizes that overflow, window arithmetic near INT64_MAX). Data from the input's bytes
+// stays raw: bool data is mostly refused (bytes other than 0 and 1), and bool tensors come from
+// comparisons, constant creations and of_tensor_empty instead.
 
 using BinaryFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, const of_tensor_t*, of_tensor_t**);
 using ScalarFn = of_status_t* (*)(of_session_t*, const of_tensor_t*, double, of_tensor_t**);
@@ -241,9 +195,9 @@ inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
   of_conv2d_options_init(o);
   if (in.flag()) return;
   for (int i = 0; i < 2; ++i) {
-    o->stride[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
-    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
-    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
+    o->stride[i] = (in.rare() ? in.size() : 1 + in.pick(3));
+    o->padding[i] = (in.rare() ? in.size() : in.pick(3));
+    o->dilation[i] = (in.rare() ? in.size() : 1 + in.pick(2));
   }
   o->groups = in.rare() ? in.size() : 1 + in.pick(2);
   o->struct_size = in.struct_size(sizeof *o);
@@ -251,10 +205,10 @@ inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
 inline void PickPoolOptions(Bytes& in, of_pool2d_options_t* o) {
   of_pool2d_options_init(o);
   for (int i = 0; i < 2; ++i) {
-    o->kernel_size[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(3));
-    o->stride[i] = WindowParam(in.rare() ? in.size() : in.pick(3));
-    o->padding[i] = WindowParam(in.rare() ? in.size() : in.pick(2));
-    o->dilation[i] = WindowParam(in.rare() ? in.size() : 1 + in.pick(2));
+    o->kernel_size[i] = (in.rare() ? in.size() : 1 + in.pick(3));
+    o->stride[i] = (in.rare() ? in.size() : in.pick(3));
+    o->padding[i] = (in.rare() ? in.size() : in.pick(2));
+    o->dilation[i] = (in.rare() ? in.size() : 1 + in.pick(2));
   }
   o->ceil_mode = in.flag_arg();
   o->count_include_pad = in.flag_arg();
@@ -396,10 +350,6 @@ inline Prepared PrepareOp(OpContext& c) {
         const int64_t xc = DimsOf(x).size() == 4 ? Concrete(DimsOf(x)[1]) : ci;
         w = Fresh(c, in.rare(8) ? of_dtype_float64() : DTypeOfTensor(x), {oc, std::max<int64_t>(xc / g, 1), kh, kw});
         b = in.flag() ? nullptr : Fresh(c, DTypeOfTensor(x), {in.rare(8) ? oc + 1 : oc});
-      }
-      if (kAvoidZeroSizeConvKernel && w != nullptr) {
-        const std::vector<int64_t> wd = DimsOf(w);
-        if (wd.size() == 4 && (wd[2] <= 0 || wd[3] <= 0)) w = nullptr;  // 0, or unknown until a run
       }
       p.name = "of_conv2d";
       p.inputs = {x, w, b};

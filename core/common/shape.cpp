@@ -26,18 +26,19 @@ int64_t Shape::numel() const {
 }
 
 Dim Shape::numel_dim() const {
-  // One rule whatever the order of the dims: the sizes other than 0 must multiply within int64 even
-  // when a 0 makes the count 0 (so (2^62, 2^62, 0) and (0, 2^62, 2^62) are refused alike, and every
-  // stride of a valid shape is representable).
+  // One rule whatever the order of the dims: the known sizes other than 0 must multiply within int64
+  // even when a 0 makes the count 0 or an unknown dim makes it unknown (so (2^62, 2^62, 0),
+  // (0, 2^62, 2^62) and (?, 2^62, 2^62) are refused alike: no concrete shape they stand for is valid,
+  // and every stride of a valid shape is representable).
   Dim n = 1;
+  int64_t known_product = 1;
   bool empty = false;
   for (Dim d : dims_) {
     if (d == 0) {
       empty = true;
       continue;
     }
-    int64_t product;
-    if (n.is_known() && d.is_known() && __builtin_mul_overflow(n.value(), d.value(), &product)) {
+    if (d.is_known() && __builtin_mul_overflow(known_product, d.value(), &known_product)) {
       OF_THROW(OutOfRange) << "shape " << *this << " has too many elements: the product of its non-zero sizes "
                            << "overflows int64";
     }

@@ -47,7 +47,7 @@ class Shape {
   int64_t numel() const;
   // Number of elements as a Dim, by Dim arithmetic: 0 if any dim is 0, else unknown when a dim is not
   // known — except that a single symbolic dim times known 1s stays that symbol. OutOfRange when the
-  // known non-zero sizes multiply past int64 (even if another size is 0).
+  // known non-zero sizes multiply past int64 (even if another size is 0 or unknown).
   Dim numel_dim() const;
   std::string ToString() const;  // "(2, ?, N)", "()" for 0-d, "(3,)" for 1-d
 

@@ -510,6 +510,9 @@ static void test_failed_add_input_records_nothing(void** state) {
   ASSERT_STATUS(of_graph_add_input(g, "x", F32, DIMS(INT64_MAX, 2), &x), OF_STATUS_OUT_OF_RANGE,
                 "of_graph_add_input", "overflows");
   assert_ptr_equal(x, OUT_SENTINEL);
+  ASSERT_STATUS(of_graph_add_input(g, "x", F32, DIMS(OF_DIM_UNKNOWN, INT64_MAX, 2), &x), OF_STATUS_OUT_OF_RANGE,
+                "of_graph_add_input", "overflows");
+  assert_ptr_equal(x, OUT_SENTINEL);
   size_t n = 99;
   ASSERT_OK(of_graph_input_count(g, &n));
   assert_int_equal(n, 0);

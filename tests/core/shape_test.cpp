@@ -85,6 +85,9 @@ TEST(Shape, Numel) {
   ExpectError([] { (Shape{k62, k62, 0}).numel(); }, StatusCode::kOutOfRange, "overflow");
   ExpectError([] { (Shape{0, k62, k62}).numel(); }, StatusCode::kOutOfRange, "overflow");
   ExpectError([] { (Shape{k62, 0, k62}).numel_dim(); }, StatusCode::kOutOfRange, "non-zero sizes");
+  // ... or an unknown dim makes it unknown: no concrete shape of (?, 2^62, 2^62) is valid.
+  ExpectError([] { (Shape{kU, k62, k62}).numel_dim(); }, StatusCode::kOutOfRange, "non-zero sizes");
+  ExpectError([&] { (Shape{k62, n, k62}).numel_dim(); }, StatusCode::kOutOfRange, "non-zero sizes");
   EXPECT_EQ((Shape{0, k62, 1}).numel(), 0);
 }
 
