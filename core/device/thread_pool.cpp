@@ -51,11 +51,17 @@ void ThreadPool::StopWorkers() {
 void ThreadPool::RunChunks(Job& job) {
   const bool was_inside = t_inside_parallel_for;
   t_inside_parallel_for = true;
-  // Overflow-free for n up to INT64_MAX: an atomic fetch_add wraps (defined), and a wrapped begin
-  // (negative) ends the loop as one past n does.
-  for (int64_t begin; (begin = job.next.fetch_add(job.chunk)) < job.n && begin >= 0;) {
+  // Chunks are claimed by compare-exchange, never past n: a fetch_add per participant could push the
+  // counter past INT64_MAX for n near it (every worker joins, each overshooting by a chunk) and wrap.
+  for (;;) {
+    int64_t begin = job.next.load(std::memory_order_relaxed), end = 0;
+    do {
+      if (begin >= job.n) break;
+      end = begin + std::min(job.chunk, job.n - begin);
+    } while (!job.next.compare_exchange_weak(begin, end, std::memory_order_relaxed));
+    if (begin >= job.n) break;
     try {
-      (*job.fn)(begin, begin + std::min(job.chunk, job.n - begin));
+      (*job.fn)(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(job.error_mutex);
       if (!job.error) job.error = std::current_exception();

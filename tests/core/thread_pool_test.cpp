@@ -47,7 +47,8 @@ TEST(ThreadPool, CoversTheRangeExactlyOnce) {
 }
 
 // Ranges up to INT64_MAX split without overflow (n + grain - 1 would overflow; so would a chunk's
-// end): the ranges are disjoint and cover [0, n) exactly, whatever the grain and thread count.
+// end, or a chunk counter that every worker advances): the ranges are disjoint and cover [0, n)
+// exactly, whatever the grain and thread count.
 TEST(ThreadPool, RangesNearInt64MaxDoNotOverflow) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   for (int32_t threads : {1, 2, 3, 8}) {
@@ -57,8 +58,11 @@ TEST(ThreadPool, RangesNearInt64MaxDoNotOverflow) {
         std::mutex mutex;
         std::vector<std::pair<int64_t, int64_t>> ranges;
         pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
-          std::lock_guard<std::mutex> lock(mutex);
-          ranges.emplace_back(begin, end);
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            ranges.emplace_back(begin, end);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // every worker joins in
         });
         std::sort(ranges.begin(), ranges.end());
         ASSERT_FALSE(ranges.empty());
