@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/op/dispatch.h"
+#include "core/tensor/copy.h"
 #include "core/ops/ops.h"
 
 namespace oneflow {
@@ -228,8 +229,19 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
   // an Add that throws stores nothing) and free what the walk used.
   std::vector<TensorPtr> sums;
   sums.reserve(leaf_grads.size());
+  // A gradient the caller passed in reaches a leaf unchanged as a root's own gradient or through
+  // identity backward functions. Stored as it is, the leaf's grad would alias the caller's tensor (an
+  // in-place write to one would change the other), and x.backward(x) would make x its own grad, a
+  // reference cycle that leaks x (found by fuzz_ops). So such a gradient is stored as a copy, as
+  // PyTorch's AccumulateGrad clones a gradient referenced elsewhere.
+  auto owned = [&](const TensorPtr& leaf, const TensorPtr& g) {
+    bool shared = MayShareMemory(*g, *leaf);
+    for (const TensorPtr& given : grads) shared = shared || (given && !given->is_lazy() && MayShareMemory(*g, *given));
+    return shared ? CopyOf(g, nullptr) : g;
+  };
   for (const auto& [leaf, g] : leaf_grads) {
-    sums.push_back(g->is_lazy() || !leaf->grad() ? g : ops::Add(leaf->grad(), g));
+    if (g->is_lazy()) sums.push_back(g);
+    else sums.push_back(leaf->grad() ? ops::Add(leaf->grad(), g) : owned(leaf, g));
   }
   for (size_t i = 0; i < leaf_grads.size(); ++i) {
     const auto& [leaf, g] = leaf_grads[i];

@@ -85,11 +85,14 @@ void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
   }
 }
 
-TensorPtr MakeContiguous(const TensorPtr& src, ThreadPool* pool) {
-  if (src->is_contiguous()) return src;
+TensorPtr CopyOf(const TensorPtr& src, ThreadPool* pool) {
   TensorPtr dst = Empty(src->dtype(), src->shape(), src->device());
   CopyStrided(*src, *dst, pool);
   return dst;
+}
+
+TensorPtr MakeContiguous(const TensorPtr& src, ThreadPool* pool) {
+  return src->is_contiguous() ? src : CopyOf(src, pool);
 }
 
 }  // namespace oneflow

@@ -163,6 +163,33 @@ static void test_explicit_grad(void** state) {
   of_tensor_release(g);
 }
 
+/* A leaf's grad is its own tensor, never the caller's gradient (nor the leaf itself): x.backward(x)
+ * used to make x its own grad, a reference cycle that leaked x (LeakSanitizer sees it in the asan
+ * build), and a caller's gradient reaching a leaf unchanged was stored as the grad itself. */
+static void test_leaf_grad_is_not_the_callers_tensor(void** state) {
+  of_session_t* s = *state;
+  of_tensor_t* x = make_tensor(s, F32, DIMS(2), VALS(1, 2));
+  ASSERT_OK(of_tensor_set_requires_grad(x, 1));
+  ASSERT_OK(of_tensor_backward(s, x, x, 0));
+  EXPECT_GRAD(x, F32, DIMS(2), VALS(1, 2), 0);
+  ASSERT_OK(of_init_constant(s, x, 5));
+  EXPECT_GRAD(x, F32, DIMS(2), VALS(1, 2), 0); /* not an alias of x */
+  /* Through an identity backward (add's): the caller's gradient arrives unchanged. */
+  of_tensor_t* w = make_tensor(s, F32, DIMS(2), VALS(0, 0));
+  ASSERT_OK(of_tensor_set_requires_grad(w, 1));
+  of_tensor_t* y = NULL;
+  ASSERT_OK(of_add(s, w, x, &y));
+  of_tensor_t* g = make_tensor(s, F32, DIMS(2), VALS(3, 4));
+  ASSERT_OK(of_tensor_backward(s, y, g, 0));
+  EXPECT_GRAD(w, F32, DIMS(2), VALS(3, 4), 0);
+  ASSERT_OK(of_init_constant(s, g, 9));
+  EXPECT_GRAD(w, F32, DIMS(2), VALS(3, 4), 0);
+  of_tensor_release(g);
+  of_tensor_release(y);
+  of_tensor_release(w);
+  of_tensor_release(x);
+}
+
 struct thread_probe {
   of_session_t* session;
   of_tensor_t* x;
@@ -457,6 +484,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_backward_accumulates, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_retain_graph, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_explicit_grad, of_test_setup_session, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_grad_is_not_the_callers_tensor, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_no_grad_mode, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_detach, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_set_grad, of_test_setup_session, teardown),
