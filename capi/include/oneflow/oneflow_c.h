@@ -655,7 +655,8 @@ OF_API of_status_t* of_tensor_set_grad(of_tensor_t* tensor, const of_tensor_t* g
 OF_API of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** out_tensor);
 /* Computes the gradients of `tensor` (which must require grad) and accumulates them into the leaves'
  * grads. grad is the gradient of `tensor` (same shape, dtype and device; borrowed), or NULL for an
- * implicit 1, which needs a tensor of one element (a scalar loss). Unless retain_graph is 1, the
+ * implicit 1, which needs a tensor of one element (a scalar loss); a leaf's stored gradient never
+ * shares memory with `grad` or with the leaf (it is copied where it would). Unless retain_graph is 1, the
  * graph's saved tensors are freed once the walk is done, and a second backward through any part of it
  * is FAILED_PRECONDITION. Backward ops run on `session`'s thread pool, with grad mode off.
  * A tensor an op saved for its gradient (mul's operands, relu's result, ...) and that was then written
