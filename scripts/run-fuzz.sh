@@ -6,6 +6,9 @@
 # A finding's reproducer is kept in build/fuzz/findings/<harness>/; run the harness on it to see it
 # again (build/fuzz/fuzz/<harness> FILE).
 # Usage: scripts/run-fuzz.sh [seconds-per-harness]   (default 60)
+# OF_FUZZ_SEED fixes libFuzzer's seed (default 0: a new random seed each run). CI (run-tests.sh) uses
+# seed 1, so that a CI run retraces the inputs that the last one tried and fails only on what the
+# change broke; campaigns by hand keep random seeds to explore.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +32,7 @@ for h in "${harnesses[@]}"; do
   if [ -f "fuzz/$h.dict" ]; then dict=(-dict="fuzz/$h.dict"); fi
   echo "=== $h: ${seconds}s from $(ls "$work/$h/corpus" | wc -l) corpus files"
   start=$(date +%s)
-  if TMPDIR="$work/$h/tmp" "build/fuzz/fuzz/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if TMPDIR="$work/$h/tmp" "build/fuzz/fuzz/$h" -seed="${OF_FUZZ_SEED:-0}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -detect_leaks=1 -max_len=4096 -print_final_stats=1 -artifact_prefix="$work/$h/artifacts/" "${dict[@]}" \
       "$work/$h/corpus" > "$work/$h/log" 2>&1; then
     result=ok

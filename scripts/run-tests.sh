@@ -15,7 +15,7 @@ for preset in dev asan; do
 done
 
 echo "=== fuzz: each harness for ${OF_FUZZ_SECONDS:-30}s"
-scripts/run-fuzz.sh "${OF_FUZZ_SECONDS:-30}"
+OF_FUZZ_SEED="${OF_FUZZ_SEED:-1}" scripts/run-fuzz.sh "${OF_FUZZ_SECONDS:-30}"
 
 echo "=== tsan: configure, build the thread tests, test"
 cmake --preset tsan
