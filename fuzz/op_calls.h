@@ -369,7 +369,8 @@ inline Prepared PrepareOp(OpContext& c) {
       auto stat = [&]() -> of_tensor_t* {
         if (in.rare(4)) return nullptr;
         if (in.rare(8)) return c.pool.pick();
-        return Fresh(c, in.rare(8) ? of_dtype_float64() : dt, {in.rare(16) ? ch + 1 : ch});
+        const int64_t wrong = ch < std::numeric_limits<int64_t>::max() ? ch + 1 : ch - 1;  // x may be lazy: any ch
+        return Fresh(c, in.rare(8) ? of_dtype_float64() : dt, {in.rare(16) ? wrong : ch});
       };
       const of_tensor_t* w = stat();
       const of_tensor_t* b = stat();
