@@ -33,7 +33,9 @@ TensorPtr Tensor::MakeView(const Tensor& base, Shape shape, std::vector<int64_t>
   t->dtype_ = base.dtype_;
   t->shape_ = std::move(shape);
   t->strides_ = std::move(strides);
-  t->storage_offset_ = storage_offset;
+  // An empty view addresses no element, so its offset is 0: a narrow of an empty tensor can compute
+  // an offset beyond the storage, whose byte offset would overflow (found by fuzz_ops).
+  t->storage_offset_ = t->numel_ == 0 ? 0 : storage_offset;
   return t;
 }
 

@@ -306,6 +306,17 @@ TEST(Permute, ReordersDims) {
 
 // ---- narrow, expand ----------------------------------------------------------------------------------
 
+// An empty tensor's views address nothing: their offset is 0 even where start * stride is huge (a byte
+// offset of (2^62 - 1) * 8 overflowed when the view's data was read).
+TEST(Narrow, EmptyViewsHaveNoOffset) {
+  const TensorPtr x = Empty(DType::Int64(), Shape{int64_t{1} << 62, 0}, Device::CPU());
+  const TensorPtr y = ops::Narrow(x, 0, (int64_t{1} << 62) - 1, 1);
+  EXPECT_EQ(y->shape(), (Shape{1, 0}));
+  EXPECT_EQ(y->storage_offset(), 0);
+  EXPECT_EQ(y->raw_data(), x->raw_data());
+  CopyToHost(*y, nullptr, 0);
+}
+
 TEST(Narrow, SlicesWithAnOffset) {
   for (Symbol<DType> dt : ViewDTypes()) {
     SCOPED_TRACE(dt->name());
