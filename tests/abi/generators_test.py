@@ -14,22 +14,19 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bindings/gen"))
+import oneflow_header  # noqa: E402
+
 
 def declarations(header):
-    """(functions, constants): {name: [parameter, ...]} of the OF_API functions, and the OF_* macro and
-    enum constant names."""
-    text = open(header, encoding="utf-8").read()
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    functions = {}
-    for decl in re.findall(r"OF_API\s+([^;]*);", text):
-        m = re.match(r"(.*?)\b(of_[a-z0-9_]+)\s*\((.*)\)\s*$", " ".join(decl.split()), re.S)
-        if not m:
-            raise SystemExit(f"cannot read the declaration: OF_API {decl}")
-        params = [p.strip() for p in m.group(3).split(",")]
-        functions[m.group(2)] = [] if params == ["void"] else params
+    """(functions, constants): {name: [parameter, ...]} of the OF_API functions (read by the bindings'
+    header model, bindings/gen/oneflow_header.py), and the OF_* macro and enum constant names."""
+    model = oneflow_header.parse(header)
+    functions = {f.name: [f"{p.ctype} {p.name}" for p in f.params] for f in model.functions.values()}
+    text = re.sub(r"/\*.*?\*/", " ", open(header, encoding="utf-8").read(), flags=re.S)
     constants = set(re.findall(r"^\s*#define\s+(OF_[A-Z0-9_]+)\s+\S", text, re.M))
     constants |= set(re.findall(r"^\s*(OF_[A-Z0-9_]+)\s*=", text, re.M))
-    constants -= {"OF_API"}
+    constants -= {"OF_API", "OF_NULLABLE"}  # annotations, not constants
     return functions, constants
 
 

@@ -51,6 +51,14 @@
 extern "C" {
 #endif
 
+/* A flag: 1 (true) or 0 (false). Any other value passed in is INVALID_ARGUMENT. Binding generators map
+ * it to their language's boolean. */
+typedef int32_t of_bool_t;
+
+/* Marks a pointer parameter that may be NULL (the comment says what NULL means). It expands to
+ * nothing; binding generators read it (an optional argument: Rust's Option, Java's null, Go's nil). */
+#define OF_NULLABLE
+
 /*===--- versions ---------------------------------------------------------------------------===*/
 
 /* The version of this header. Compare with of_version() to detect a header/library mismatch. */
@@ -62,7 +70,7 @@ extern "C" {
 #define OF_ABI_VERSION 2
 
 /* The library's version. Each out pointer may be NULL (that part is not written). Thread-safe. */
-OF_API void of_version(int32_t* out_major, int32_t* out_minor, int32_t* out_patch);
+OF_API void of_version(OF_NULLABLE int32_t* out_major, OF_NULLABLE int32_t* out_minor, OF_NULLABLE int32_t* out_patch);
 /* The library's version as "MAJOR.MINOR.PATCH"; a static string, never NULL. */
 OF_API const char* of_version_string(void);
 /* The library's OF_ABI_VERSION. */
@@ -155,10 +163,10 @@ OF_API of_status_t* of_dtype_promote(const of_dtype_t* a, const of_dtype_t* b, c
 OF_API int32_t of_dtype_code(const of_dtype_t* dtype);     /* OF_DTYPE_*; OF_DTYPE_INVALID for NULL */
 OF_API const char* of_dtype_name(const of_dtype_t* dtype); /* "float32"; static; "" for NULL */
 OF_API size_t of_dtype_size(const of_dtype_t* dtype);      /* bytes per element; 0 for NULL */
-OF_API int32_t of_dtype_is_floating_point(const of_dtype_t* dtype); /* 1 or 0 */
-OF_API int32_t of_dtype_is_signed(const of_dtype_t* dtype); /* holds negative values: 1 or 0 */
-OF_API int32_t of_dtype_is_integer(const of_dtype_t* dtype); /* int8..int64 and uint8, not bool */
-OF_API int32_t of_dtype_is_complex(const of_dtype_t* dtype); /* 0: there is no complex dtype yet */
+OF_API of_bool_t of_dtype_is_floating_point(const of_dtype_t* dtype); /* 1 or 0 */
+OF_API of_bool_t of_dtype_is_signed(const of_dtype_t* dtype); /* holds negative values: 1 or 0 */
+OF_API of_bool_t of_dtype_is_integer(const of_dtype_t* dtype); /* int8..int64 and uint8, not bool */
+OF_API of_bool_t of_dtype_is_complex(const of_dtype_t* dtype); /* 0: there is no complex dtype yet */
 
 /*===--- dims -------------------------------------------------------------------------------===*/
 
@@ -167,9 +175,9 @@ OF_API int32_t of_dtype_is_complex(const of_dtype_t* dtype); /* 0: there is no c
 #define OF_DIM_UNKNOWN (-9223372036854775807LL - 1)
 
 /* 1 if `dim` is a concrete size (>= 0), else 0. */
-OF_API int32_t of_dim_is_known(int64_t dim);
+OF_API of_bool_t of_dim_is_known(int64_t dim);
 /* 1 if `dim` is a named symbol made by of_session_dim_symbol, else 0. */
-OF_API int32_t of_dim_is_symbol(int64_t dim);
+OF_API of_bool_t of_dim_is_symbol(int64_t dim);
 /* The name of a named symbol. *out_name is NUL-terminated, borrowed and valid for the life of the
  * process; *out_length is its length in bytes. INVALID_ARGUMENT if `dim` is not a symbol. */
 OF_API of_status_t* of_dim_symbol_name(int64_t dim, const char** out_name, size_t* out_length);
@@ -183,7 +191,7 @@ enum of_device_types {
 };
 
 /* 1 if this build of the library includes the CUDA backend, else 0. */
-OF_API int32_t of_cuda_is_built(void);
+OF_API of_bool_t of_cuda_is_built(void);
 
 /*===--- sessions ---------------------------------------------------------------------------===*/
 
@@ -206,7 +214,7 @@ OF_API void of_session_options_init(of_session_options_t* options);
  * (of_session_options_init). UNAVAILABLE if the default device cannot be used; RESOURCE_EXHAUSTED if
  * the system refuses to start the threads (none is left running). The caller owns the session and
  * destroys it with of_session_destroy. Thread-safe. */
-OF_API of_status_t* of_session_create(const of_session_options_t* options, of_session_t** out_session);
+OF_API of_status_t* of_session_create(OF_NULLABLE const of_session_options_t* options, of_session_t** out_session);
 /* Destroys the session handle. Handles may be destroyed and released in any order: tensors made in
  * the session stay valid (they do not depend on it), and so do its graphs, which keep the session's
  * state (thread pool, generator, the store of their variables) alive and keep working until the last
@@ -253,7 +261,7 @@ typedef void (*of_deleter_fn)(void* data, void* user_data);
  * any other byte is INVALID_ARGUMENT naming the element (here and in of_tensor_adopt_data). */
 OF_API of_status_t* of_tensor_from_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
                                         size_t ndim, const void* data, size_t nbytes,
-                                        const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                        OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 /* A CPU tensor over caller-owned host memory, without a copy. `data` must hold exactly
  * numel * of_dtype_size(dtype) bytes, aligned to the dtype's size, and stay valid until
  * deleter(data, user_data) is called. The deleter (may be NULL) is called exactly once: when the
@@ -261,34 +269,34 @@ OF_API of_status_t* of_tensor_from_data(of_session_t* session, const of_dtype_t*
  * checked once, here: while the tensor lives, the caller must not write bytes other than 0 and 1 into
  * it (nor write it at all while an op may be reading it). */
 OF_API of_status_t* of_tensor_adopt_data(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                         size_t ndim, void* data, size_t nbytes, of_deleter_fn deleter,
-                                         void* user_data, of_tensor_t** out_tensor);
+                                         size_t ndim, void* data, size_t nbytes, OF_NULLABLE of_deleter_fn deleter,
+                                         OF_NULLABLE void* user_data, of_tensor_t** out_tensor);
 /* Uninitialised contents; bool tensors come zeroed (false), since a byte other than 0 or 1 is not a
  * bool. */
 OF_API of_status_t* of_tensor_empty(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                    size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                    size_t ndim, OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 OF_API of_status_t* of_tensor_zeros(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                    size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                    size_t ndim, OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 OF_API of_status_t* of_tensor_ones(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                   size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                   size_t ndim, OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 /* Every element `value`, which must be representable in `dtype`; INVALID_ARGUMENT otherwise. For
  * integer dtypes it must be integral and in range; for bool 0 or 1; for floating dtypes a finite value
  * must lie within the dtype's finite range (float16: |value| <= 65504; bfloat16: <= 3.39e38; float32:
  * <= 3.40e38), and inf and NaN are accepted. In-range values round to nearest even. */
 OF_API of_status_t* of_tensor_full(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                   size_t ndim, double value, const of_tensor_options_t* options,
+                                   size_t ndim, double value, OF_NULLABLE const of_tensor_options_t* options,
                                    of_tensor_t** out_tensor);
 /* Uniform in [0, 1) / standard normal, from the session's generator (reproducible for a seed).
  * Floating dtypes only. Thread-safe; concurrent calls on one session draw disjoint ranges. */
 OF_API of_status_t* of_tensor_rand(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                   size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                   size_t ndim, OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 OF_API of_status_t* of_tensor_randn(of_session_t* session, const of_dtype_t* dtype, const int64_t* dims,
-                                    size_t ndim, const of_tensor_options_t* options, of_tensor_t** out_tensor);
+                                    size_t ndim, OF_NULLABLE const of_tensor_options_t* options, of_tensor_t** out_tensor);
 /* The 1-d tensor start, start + step, ... up to but excluding `end`: ceil((end - start) / step)
  * elements (OUT_OF_RANGE past int64, RESOURCE_EXHAUSTED when they cannot be allocated). step must be
  * non-zero and point from start towards end; for integer dtypes the values must be integral. */
 OF_API of_status_t* of_tensor_arange(of_session_t* session, double start, double end, double step,
-                                     const of_dtype_t* dtype, const of_tensor_options_t* options,
+                                     const of_dtype_t* dtype, OF_NULLABLE const of_tensor_options_t* options,
                                      of_tensor_t** out_tensor);
 
 /* Adds a reference. NULL is fine. Thread-safe. */
@@ -309,7 +317,7 @@ OF_API of_status_t* of_tensor_dims(const of_tensor_t* tensor, int64_t* out_dims,
 OF_API of_status_t* of_tensor_numel(const of_tensor_t* tensor, int64_t* out_numel);
 OF_API of_status_t* of_tensor_nbytes(const of_tensor_t* tensor, size_t* out_nbytes);
 /* *out_is_lazy = 1 for a lazy tensor (a value of a graph being built: no data), else 0. */
-OF_API of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, int32_t* out_is_lazy);
+OF_API of_status_t* of_tensor_is_lazy(const of_tensor_t* tensor, of_bool_t* out_is_lazy);
 /* The device holding the tensor: *out_device_type is OF_DEVICE_*. */
 OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_device_type,
                                      int32_t* out_device_index);
@@ -343,7 +351,7 @@ OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_
  *            lie in [-ndim, ndim). Arrays of dims are (pointer, count); the pointer may be NULL only
  *            when the count is 0. Eager tensors have concrete sizes: OF_DIM_UNKNOWN or a named symbol
  *            in a target shape is INVALID_ARGUMENT.
- *  Booleans  int32_t arguments named like flags take 0 or 1; other values are INVALID_ARGUMENT.
+ *  Booleans  of_bool_t arguments take 0 or 1; other values are INVALID_ARGUMENT.
  *  Autograd  While grad mode is on (of_grad_is_enabled) and an input requires grad, a differentiable
  *            op records how to compute gradients: its result requires grad and is not a leaf.
  *  Errors    INVALID_ARGUMENT names the op, the argument and the problem (shapes and dtypes
@@ -418,7 +426,7 @@ OF_API of_status_t* of_sigmoid(of_session_t* session, const of_tensor_t* x, of_t
 OF_API of_status_t* of_tanh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 /* GELU: x * Phi(x) with the exact normal CDF, or with PyTorch's tanh approximation when
  * tanh_approximation is 1. */
-OF_API of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, int32_t tanh_approximation, of_tensor_t** out_tensor);
+OF_API of_status_t* of_gelu(of_session_t* session, const of_tensor_t* x, of_bool_t tanh_approximation, of_tensor_t** out_tensor);
 /* x converted to `dtype` (any to any: floating to integer truncates toward zero, non-zero to bool is
  * true). */
 OF_API of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const of_dtype_t* dtype, of_tensor_t** out_tensor);
@@ -427,22 +435,22 @@ OF_API of_status_t* of_cast(of_session_t* session, const of_tensor_t* x, const o
  * be NULL). keepdim 1 keeps each reduced dim with size 1, 0 removes it. sum of bool and integer
  * inputs gives int64; mean needs a floating input; max and min give the values (no indices). */
 OF_API of_status_t* of_sum(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out_tensor);
+                           of_bool_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_mean(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                            int32_t keepdim, of_tensor_t** out_tensor);
+                            of_bool_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_max(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out_tensor);
+                           of_bool_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_min(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int32_t keepdim, of_tensor_t** out_tensor);
+                           of_bool_t keepdim, of_tensor_t** out_tensor);
 /* The index (int64) of the first maximum along `dim`. */
-OF_API of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, int32_t keepdim,
+OF_API of_status_t* of_argmax(of_session_t* session, const of_tensor_t* x, int64_t dim, of_bool_t keepdim,
                               of_tensor_t** out_tensor);
 /* Variance over `dims` (as of_sum) with Bessel's `correction`: sum((x - mean)^2) / (n - correction);
  * 1 is the unbiased estimate, 0 the population variance. of_std is its square root. */
 OF_API of_status_t* of_var(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
+                           int64_t correction, of_bool_t keepdim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_std(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
-                           int64_t correction, int32_t keepdim, of_tensor_t** out_tensor);
+                           int64_t correction, of_bool_t keepdim, of_tensor_t** out_tensor);
 
 /* Matrix product: 2-D (m, k) @ (k, n) -> (m, n); a 1-D operand is a vector as in NumPy; batched
  * (..., m, k) @ (..., k, n) with broadcast batch dims. a and b have one dtype: float32, float64 or an
@@ -453,7 +461,7 @@ OF_API of_status_t* of_matmul(of_session_t* session, const of_tensor_t* a, const
 /* x (..., in) @ weight (out, in)^T + bias (out). bias may be NULL (no bias). x, weight and bias have
  * one dtype, as of_matmul's (integers included). */
 OF_API of_status_t* of_linear(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                              const of_tensor_t* bias, of_tensor_t** out_tensor);
+                              OF_NULLABLE const of_tensor_t* bias, of_tensor_t** out_tensor);
 
 /* Options of of_conv2d. Each pair is (height, width). */
 typedef struct of_conv2d_options_t {
@@ -473,12 +481,13 @@ OF_API void of_conv2d_options_init(of_conv2d_options_t* options);
  * fall in the padding give the bias (zeros without one); N = 0 or O = 0 give an empty result.
  * options may be NULL for the defaults. */
 OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                              const of_tensor_t* bias, const of_conv2d_options_t* options, of_tensor_t** out_tensor);
+                              OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE const of_conv2d_options_t* options,
+                              of_tensor_t** out_tensor);
 
 /* Options of of_batch_norm. */
 typedef struct of_batch_norm_options_t {
   size_t struct_size; /* sizeof(of_batch_norm_options_t), set by of_batch_norm_options_init */
-  int32_t training;   /* 1 (default): normalise with the batch statistics; 0: with the running ones */
+  of_bool_t training;   /* 1 (default): normalise with the batch statistics; 0: with the running ones */
   double momentum;    /* running = (1 - momentum) * running + momentum * batch statistic; in [0, 1],
                          default 0.1 */
   double eps;         /* added to the variance; finite and > 0, default 1e-5 */
@@ -494,9 +503,10 @@ OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
  * result and leaves the running statistics unchanged, as PyTorch. Inference (training 0): the
  * running statistics are required and used. x is float32 or float64. options may be NULL for the
  * defaults. */
-OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
-                                  const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
-                                  const of_batch_norm_options_t* options, of_tensor_t** out_tensor);
+OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, OF_NULLABLE const of_tensor_t* weight,
+                                  OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE of_tensor_t* running_mean,
+                                  OF_NULLABLE of_tensor_t* running_var, OF_NULLABLE const of_batch_norm_options_t* options,
+                                  of_tensor_t** out_tensor);
 
 /* Options of of_max_pool2d and of_avg_pool2d. Each pair is (height, width). */
 typedef struct of_pool2d_options_t {
@@ -505,8 +515,8 @@ typedef struct of_pool2d_options_t {
   int64_t stride[2];         /* >= 1; 0 (default) = that dim's kernel size */
   int64_t padding[2];        /* >= 0 and at most half the kernel size; default 0, 0 */
   int64_t dilation[2];       /* max pooling only; >= 1, default 1, 1 */
-  int32_t ceil_mode;         /* 1: round the output size up instead of down; default 0 */
-  int32_t count_include_pad; /* avg pooling: 1 (default) divides by the full window, padding
+  of_bool_t ceil_mode;         /* 1: round the output size up instead of down; default 0 */
+  of_bool_t count_include_pad; /* avg pooling: 1 (default) divides by the full window, padding
                                 included; 0 only by the input elements under it */
 } of_pool2d_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
@@ -592,16 +602,16 @@ OF_API void of_loss_options_init(of_loss_options_t* options);
 /* Cross-entropy of logits (N, C) (floating) against target (N) int64 class indices in [0, C) or
  * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults). */
 OF_API of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
-                                     const of_loss_options_t* options, of_tensor_t** out_tensor);
+                                     OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 /* Negative log-likelihood of log_probs (N, C) (e.g. of_log_softmax's result) against target as for
  * of_cross_entropy: -log_probs[i, target[i]]. label_smoothing must be 0 here. */
 OF_API of_status_t* of_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
-                                const of_loss_options_t* options, of_tensor_t** out_tensor);
+                                OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 
 /* Dropout: with training 1, zeroes each element with probability p (in [0, 1]) and scales the others
  * by 1 / (1 - p), drawing from the session's generator (reproducible for a seed); with training 0 or
  * p 0 the result equals x. */
-OF_API of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, int32_t training,
+OF_API of_status_t* of_dropout(of_session_t* session, const of_tensor_t* x, double p, of_bool_t training,
                                of_tensor_t** out_tensor);
 
 /* Tensors of x's shape, dtype and device filled with 0, 1 or `value` (which must be representable in
@@ -636,12 +646,12 @@ OF_API of_status_t* of_op_name(size_t index, const char** out_name);
 /* Marks a leaf tensor as needing gradients (1) or not (0). INVALID_ARGUMENT for a non-leaf tensor
  * (its requirement follows from its inputs: use of_tensor_detach) and for setting 1 on a tensor that
  * is not floating. */
-OF_API of_status_t* of_tensor_set_requires_grad(of_tensor_t* tensor, int32_t requires_grad);
+OF_API of_status_t* of_tensor_set_requires_grad(of_tensor_t* tensor, of_bool_t requires_grad);
 /* 1 if gradients flow to or through the tensor, else 0. */
-OF_API of_status_t* of_tensor_requires_grad(const of_tensor_t* tensor, int32_t* out_requires_grad);
+OF_API of_status_t* of_tensor_requires_grad(const of_tensor_t* tensor, of_bool_t* out_requires_grad);
 /* 1 for a leaf (made by the user, by an op while grad mode was off or from inputs that do not
  * require grad, or by of_tensor_detach), 0 for a tensor that an op recorded in the backward graph. */
-OF_API of_status_t* of_tensor_is_leaf(const of_tensor_t* tensor, int32_t* out_is_leaf);
+OF_API of_status_t* of_tensor_is_leaf(const of_tensor_t* tensor, of_bool_t* out_is_leaf);
 /* The tensor's accumulated gradient: a new reference (release it), or NULL when the tensor has no
  * gradient yet (only leaves get one). The gradient tensor is never modified afterwards: a later
  * backward stores a new one. */
@@ -649,7 +659,7 @@ OF_API of_status_t* of_tensor_grad(const of_tensor_t* tensor, of_tensor_t** out_
 /* Replaces the tensor's gradient by `grad` (borrowed: the tensor keeps its own reference to grad's
  * data, without grad's autograd state), or clears it when grad is NULL (zero_grad). grad must have
  * the tensor's shape, dtype and device (INVALID_ARGUMENT naming both otherwise). */
-OF_API of_status_t* of_tensor_set_grad(of_tensor_t* tensor, const of_tensor_t* grad);
+OF_API of_status_t* of_tensor_set_grad(of_tensor_t* tensor, OF_NULLABLE const of_tensor_t* grad);
 /* A new leaf tensor (new reference) sharing the tensor's data, that does not require grad and is
  * outside every backward graph. */
 OF_API of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** out_tensor);
@@ -664,14 +674,14 @@ OF_API of_status_t* of_tensor_detach(const of_tensor_t* tensor, of_tensor_t** ou
  * through any view of the same memory) makes backward FAILED_PRECONDITION naming the op and the
  * tensor: its gradient would be wrong. Writes to adopted memory behind the library's back are not
  * seen. A failed backward stores no gradient and frees nothing. */
-OF_API of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tensor, const of_tensor_t* grad,
-                                       int32_t retain_graph);
+OF_API of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tensor, OF_NULLABLE const of_tensor_t* grad,
+                                       of_bool_t retain_graph);
 /* Switches grad mode on (1) or off (0) for the calling thread; *out_previous (when not NULL) receives
  * the mode before the call, to restore it afterwards. While it is off, ops record nothing (no-grad
  * evaluation, optimizer updates). */
-OF_API of_status_t* of_grad_set_enabled(int32_t enabled, int32_t* out_previous);
+OF_API of_status_t* of_grad_set_enabled(of_bool_t enabled, OF_NULLABLE of_bool_t* out_previous);
 /* The calling thread's grad mode: 1 (on, the default) or 0. */
-OF_API of_status_t* of_grad_is_enabled(int32_t* out_enabled);
+OF_API of_status_t* of_grad_is_enabled(of_bool_t* out_enabled);
 
 /*===--- end of autograd --------------------------------------------------------------------===*/
 
@@ -725,9 +735,9 @@ OF_API void of_kaiming_options_init(of_kaiming_options_t* options);
 /* std = gain / sqrt(fan): uniform in [-sqrt(3) * std, sqrt(3) * std), or normal(0, std).
  * options may be NULL for the defaults; an unknown mode or nonlinearity is INVALID_ARGUMENT. */
 OF_API of_status_t* of_init_kaiming_uniform(of_session_t* session, of_tensor_t* tensor,
-                                            const of_kaiming_options_t* options);
+                                            OF_NULLABLE const of_kaiming_options_t* options);
 OF_API of_status_t* of_init_kaiming_normal(of_session_t* session, of_tensor_t* tensor,
-                                           const of_kaiming_options_t* options);
+                                           OF_NULLABLE const of_kaiming_options_t* options);
 /* Xavier (Glorot): std = gain * sqrt(2 / (fan_in + fan_out)), gain >= 0 (1 for PyTorch's default):
  * uniform in [-sqrt(3) * std, sqrt(3) * std), or normal(0, std). */
 OF_API of_status_t* of_init_xavier_uniform(of_session_t* session, of_tensor_t* tensor, double gain);
@@ -746,7 +756,7 @@ typedef struct of_sgd_options_t {
   double momentum;     /* >= 0; default 0 (no momentum buffer) */
   double dampening;    /* default 0 */
   double weight_decay; /* L2 penalty added to the gradient, >= 0; default 0 */
-  int32_t nesterov;    /* 1: Nesterov momentum (needs momentum > 0 and dampening 0); default 0 */
+  of_bool_t nesterov;    /* 1: Nesterov momentum (needs momentum > 0 and dampening 0); default 0 */
 } of_sgd_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_sgd_options_init(of_sgd_options_t* options);
@@ -759,7 +769,7 @@ typedef struct of_adam_options_t {
   double beta2;                   /* in [0, 1); default 0.999 */
   double eps;                     /* >= 0; default 1e-8 */
   double weight_decay;            /* >= 0; default 0 (PyTorch's AdamW uses 0.01) */
-  int32_t decoupled_weight_decay; /* 0 (default): Adam, weight decay added to the gradient;
+  of_bool_t decoupled_weight_decay; /* 0 (default): Adam, weight decay added to the gradient;
                                      1: AdamW, param *= 1 - lr * weight_decay before the update */
 } of_adam_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
@@ -772,11 +782,11 @@ OF_API void of_adam_options_init(of_adam_options_t* options);
  * does not depend on it afterwards. *out_optimizer is owned by the caller: free it with
  * of_optimizer_destroy. */
 OF_API of_status_t* of_optimizer_sgd_create(of_session_t* session, of_tensor_t* const* params, size_t n,
-                                            const of_sgd_options_t* options, of_optimizer_t** out_optimizer);
+                                            OF_NULLABLE const of_sgd_options_t* options, of_optimizer_t** out_optimizer);
 /* Adam, or AdamW with options->decoupled_weight_decay. Bias correction uses each parameter's own step
  * count (the number of steps in which it had a grad). */
 OF_API of_status_t* of_optimizer_adam_create(of_session_t* session, of_tensor_t* const* params, size_t n,
-                                             const of_adam_options_t* options, of_optimizer_t** out_optimizer);
+                                             OF_NULLABLE const of_adam_options_t* options, of_optimizer_t** out_optimizer);
 /* Updates, in place, every parameter that has a grad (see of_tensor_grad), running on `session`'s
  * thread pool with grad mode off; parameters without a grad are skipped and their state is not
  * advanced. A grad whose dtype, shape or device differs from its parameter's is INVALID_ARGUMENT
@@ -833,7 +843,7 @@ OF_API of_status_t* of_safetensors_load(of_session_t* session, const char* path,
  * (INVALID_ARGUMENT otherwise); strict 0: only the names present in both are copied. Everything is
  * checked and read before the first tensor is written: a failed call modifies nothing. */
 OF_API of_status_t* of_safetensors_load_into(const char* path, const char* const* names, of_tensor_t* const* tensors,
-                                             size_t n, int32_t strict);
+                                             size_t n, of_bool_t strict);
 
 /*===--- end of saving and loading ----------------------------------------------------------===*/
 
@@ -875,9 +885,9 @@ typedef struct of_graph_t of_graph_t;
 
 typedef struct of_graph_options_t {
   size_t struct_size;  /* sizeof(of_graph_options_t), set by of_graph_options_init */
-  int32_t fuse;        /* 1 (default): conv2d+batch_norm(inference)[+relu] and elementwise chains fused */
-  int32_t inplace;     /* 1 (default): elementwise ops may write into an input buffer that dies there */
-  int32_t plan_memory; /* 1 (default): intermediates share one arena by liveness; 0: a buffer each */
+  of_bool_t fuse;        /* 1 (default): conv2d+batch_norm(inference)[+relu] and elementwise chains fused */
+  of_bool_t inplace;     /* 1 (default): elementwise ops may write into an input buffer that dies there */
+  of_bool_t plan_memory; /* 1 (default): intermediates share one arena by liveness; 0: a buffer each */
   int32_t plan_cache_size; /* compiled plans kept, one per concrete input shape, >= 1; default 8. A run
                               of a new shape beyond it evicts the least recently run plan (and its
                               arena); that shape is compiled again if it comes back */
@@ -887,7 +897,8 @@ OF_API void of_graph_options_init(of_graph_options_t* options);
 
 /* Creates an empty graph in `session` (required). `name` (may be NULL or empty: "graph_<id>") appears in
  * messages and the dump; options may be NULL for the defaults. Free *out_graph with of_graph_destroy. */
-OF_API of_status_t* of_graph_create(of_session_t* session, const char* name, const of_graph_options_t* options,
+OF_API of_status_t* of_graph_create(of_session_t* session, OF_NULLABLE const char* name,
+                                    OF_NULLABLE const of_graph_options_t* options,
                                     of_graph_t** out_graph);
 /* Destroys the graph: ends an open build, releases the graph's variables (its free tensors and its
  * references to parameters) and an attached optimizer. NULL is fine. */
