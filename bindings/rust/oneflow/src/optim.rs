@@ -1,0 +1,82 @@
+//! Optimizers (PyTorch's SGD, Adam and AdamW semantics).
+use crate::{check, state, sys, AdamOptions, Error, Result, SgdOptions, Session, Tensor};
+use std::ptr::NonNull;
+
+/// An optimizer over a fixed list of parameters (it holds a reference to each).
+pub struct Optimizer {
+    raw: NonNull<sys::of_optimizer_t>,
+    session: Session,
+}
+
+// SAFETY: the header: an optimizer "is not thread-safe: one thread at a time may use it" — so Send
+// (moving it between threads) but not Sync; its mutating calls take &mut self and the state lock.
+unsafe impl Send for Optimizer {}
+
+impl Drop for Optimizer {
+    fn drop(&mut self) {
+        let _s = state::write();
+        unsafe { sys::of_optimizer_destroy(self.raw.as_ptr()) }
+    }
+}
+
+fn raw_params(params: &[&Tensor]) -> Vec<*mut sys::of_tensor_t> {
+    params.iter().map(|t| t.raw()).collect()
+}
+
+impl Optimizer {
+    fn made(session: &Session, status: *mut sys::of_status_t, raw: *mut sys::of_optimizer_t) -> Result<Optimizer> {
+        check(status)?;
+        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid_argument("optimizer: NULL on success"))?;
+        Ok(Optimizer { raw, session: session.clone() })
+    }
+
+    /// SGD over `params` (contiguous float32/float64 CPU leaves).
+    pub fn sgd(session: &Session, params: &[&Tensor], options: &SgdOptions) -> Result<Optimizer> {
+        let p = raw_params(params);
+        let c = options.to_c();
+        let mut raw = std::ptr::null_mut();
+        let _s = state::write();
+        let status = unsafe { sys::of_optimizer_sgd_create(session.handle.raw(), p.as_ptr(), p.len(), &c, &mut raw) };
+        Optimizer::made(session, status, raw)
+    }
+
+    /// Adam, or AdamW with `decoupled_weight_decay`.
+    pub fn adam(session: &Session, params: &[&Tensor], options: &AdamOptions) -> Result<Optimizer> {
+        let p = raw_params(params);
+        let c = options.to_c();
+        let mut raw = std::ptr::null_mut();
+        let _s = state::write();
+        let status = unsafe { sys::of_optimizer_adam_create(session.handle.raw(), p.as_ptr(), p.len(), &c, &mut raw) };
+        Optimizer::made(session, status, raw)
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::of_optimizer_t {
+        self.raw.as_ptr()
+    }
+
+    /// Updates every parameter that has a grad, in place.
+    pub fn step(&mut self) -> Result<()> {
+        let _s = state::write();
+        check(unsafe { sys::of_optimizer_step(self.session.handle.raw(), self.raw()) })
+    }
+
+    /// Clears every parameter's grad.
+    pub fn zero_grad(&mut self) -> Result<()> {
+        let _s = state::write();
+        check(unsafe { sys::of_optimizer_zero_grad(self.raw()) })
+    }
+
+    /// Sets the learning rate of the following steps (and graph runs).
+    pub fn set_lr(&mut self, lr: f64) -> Result<()> {
+        let _s = state::write();
+        check(unsafe { sys::of_optimizer_set_lr(self.raw(), lr) })
+    }
+
+    /// The learning rate.
+    pub fn lr(&self) -> Result<f64> {
+        let _s = state::read();
+        let mut lr = 0.0;
+        check(unsafe { sys::of_optimizer_lr(self.raw(), &mut lr) })?;
+        Ok(lr)
+    }
+}
