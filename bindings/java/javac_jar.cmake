@@ -1,0 +1,25 @@
+# cmake -DJAVAC=... -DJAR=... -DSOURCES=dir;dir -DCLASSES=dir [-DCLASSPATH=...] -DOUT=x.jar -P javac_jar.cmake
+# Compiles every .java file under SOURCES into CLASSES and packs them into OUT (the file list is only known
+# once SWIG and the op generator have run, hence a script rather than add_jar).
+set(files)
+foreach(dir ${SOURCES})
+  file(GLOB_RECURSE found ${dir}/*.java)
+  list(APPEND files ${found})
+endforeach()
+file(REMOVE_RECURSE ${CLASSES})
+file(MAKE_DIRECTORY ${CLASSES})
+list(JOIN files "\n" listing)
+file(WRITE ${CLASSES}.sources "${listing}\n")
+set(cp)
+if(CLASSPATH)
+  set(cp -cp ${CLASSPATH})
+endif()
+execute_process(COMMAND ${JAVAC} --release 17 -encoding UTF-8 -Xlint:all,-serial,-processing,-try -Werror ${cp} -d ${CLASSES} @${CLASSES}.sources
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "javac failed (${rc})")
+endif()
+execute_process(COMMAND ${JAR} cf ${OUT} -C ${CLASSES} . RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "jar failed (${rc})")
+endif()

@@ -1,0 +1,112 @@
+package org.oneflow;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import org.oneflow.jni.OneflowC;
+
+/**
+ * An optimizer (SGD, Adam, AdamW) over a fixed list of parameters, each of which it keeps alive
+ * natively. Not thread-safe: one thread at a time, and no other thread may use the parameters during
+ * {@link #step()}. close() is idempotent; a Cleaner is the backstop.
+ */
+public final class Optimizer implements AutoCloseable {
+  private static final class State implements Runnable {
+    volatile long ptr;
+    final SessionHandle session;
+
+    State(long ptr, SessionHandle session) {
+      this.ptr = ptr;
+      this.session = session;
+    }
+
+    @Override
+    public void run() {
+      long p = ptr;
+      ptr = 0;
+      OneflowC.of_optimizer_destroy(p);
+      session.release();
+    }
+  }
+
+  private final State state;
+  private final Cleaner.Cleanable cleanable;
+
+  private Optimizer(SessionHandle s, long ptr) {
+    this.state = new State(ptr, s.retain());
+    this.cleanable = Resources.CLEANER.register(this, state);
+  }
+
+  static Optimizer sgd(SessionHandle s, Tensor[] params, SgdOptions options) {
+    long[] p = Tensor.ptrs(params, "params");
+    long[] out = new long[1];
+    org.oneflow.jni.of_sgd_options_t o = options == null ? null : options.toNative();
+    try {
+      Status.check(OneflowC.of_optimizer_sgd_create(s.ptr(), p, o, out));
+    } finally {
+      if (o != null) o.delete();
+      Reference.reachabilityFence(params);
+    }
+    return new Optimizer(s, out[0]);
+  }
+
+  static Optimizer adam(SessionHandle s, Tensor[] params, AdamOptions options) {
+    long[] p = Tensor.ptrs(params, "params");
+    long[] out = new long[1];
+    org.oneflow.jni.of_adam_options_t o = options == null ? null : options.toNative();
+    try {
+      Status.check(OneflowC.of_optimizer_adam_create(s.ptr(), p, o, out));
+    } finally {
+      if (o != null) o.delete();
+      Reference.reachabilityFence(params);
+    }
+    return new Optimizer(s, out[0]);
+  }
+
+  long ptr() {
+    long p = state.ptr;
+    if (p == 0) throw new IllegalStateException("oneflow: this optimizer is closed");
+    return p;
+  }
+
+  /** Updates every parameter that has a grad, in place. */
+  public void step() {
+    try {
+      Status.check(OneflowC.of_optimizer_step(state.session.ptr(), ptr()));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Clears every parameter's grad. */
+  public void zeroGrad() {
+    try {
+      Status.check(OneflowC.of_optimizer_zero_grad(ptr()));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The learning rate of the following steps (finite, >= 0). */
+  public void setLr(double lr) {
+    try {
+      Status.check(OneflowC.of_optimizer_set_lr(ptr(), lr));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  public double lr() {
+    double[] out = new double[1];
+    try {
+      Status.check(OneflowC.of_optimizer_lr(ptr(), out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return out[0];
+  }
+
+  @Override
+  public void close() {
+    cleanable.clean();
+  }
+}
