@@ -1,0 +1,3 @@
+module github.com/oneflow-c/oneflow-go
+
+go 1.19

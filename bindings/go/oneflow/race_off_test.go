@@ -1,0 +1,5 @@
+//go:build !race
+
+package oneflow_test
+
+const raceEnabled = false
