@@ -163,7 +163,7 @@ def parse(path):
     section, doc = "", ""
     # Tokens in order: section banners, comments, OF_API declarations, options structs, enum typedefs.
     token = re.compile(
-        r"/\*===--- (?P<section>[a-z: ,]+?) -+===\*/"
+        r"/\*===--- (?P<section>[A-Za-z: ,]+?) -+===\*/"
         r"|(?P<comment>/\*.*?\*/)"
         r"|^OF_API\s+(?P<decl>[^;]*);"
         r"|typedef struct (?P<struct>of_[a-z0-9_]+_options_t) \{(?P<body>.*?)\} (?P=struct);"

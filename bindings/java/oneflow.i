@@ -153,6 +153,9 @@ OF_HANDLE(of_tensor_t)
 OF_HANDLE(of_tensor_list_t)
 OF_HANDLE(of_graph_t)
 OF_HANDLE(of_optimizer_t)
+/* DLPack's managed tensors travel as addresses too (their fields are DLPack's). */
+OF_HANDLE(struct DLManagedTensorVersioned)
+OF_HANDLE(struct DLManagedTensor)
 
 
 /* Lists of handles with their count (multi-argument typemaps match by name as well as type). */

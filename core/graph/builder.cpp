@@ -98,6 +98,10 @@ std::vector<TensorPtr> GraphBuilder::Intercept(const OpDef& op, std::vector<Tens
     }
   }
   for (int m : op.mutated_inputs) {
+    const TensorPtr& written = inputs[static_cast<size_t>(m)];
+    if (written && !written->is_lazy() && op.WritesInputs(attrs)) {
+      CheckWritable(*written, "input '" + op.inputs[static_cast<size_t>(m)] + "'");  // each run writes it
+    }
     const int32_t v = node.inputs[static_cast<size_t>(m)];
     OF_CHECK(v < 0 || p.values[static_cast<size_t>(v)].kind != ValueKind::kOp)
         << "input '" << op.inputs[static_cast<size_t>(m)]

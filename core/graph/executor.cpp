@@ -37,6 +37,17 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
   ThreadPool& pool = session.thread_pool();
   for (size_t i = 0; i < inputs.size(); ++i) exe.tensors[static_cast<size_t>(exe.inputs[i])] = inputs[i];
   for (size_t i = 0; i < variables.size(); ++i) exe.tensors[static_cast<size_t>(exe.variables[i])] = variables[i];
+  // Inputs a step updates in place must be writable, checked before the first step runs (the
+  // variables were checked when the graph was traced).
+  for (const Executable::Step& step : exe.steps) {
+    if (!step.op->WritesInputs(step.attrs)) continue;
+    for (int m : step.op->mutated_inputs) {
+      const int32_t v = step.inputs[static_cast<size_t>(m)];
+      if (v >= 0 && std::find(exe.inputs.begin(), exe.inputs.end(), v) != exe.inputs.end()) {
+        CheckWritable(*exe.tensors[static_cast<size_t>(v)], "input '" + step.op->inputs[static_cast<size_t>(m)] + "'");
+      }
+    }
+  }
   for (Executable::Step& step : exe.steps) {
     const OpDef& op = *step.op;
     try {

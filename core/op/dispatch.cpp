@@ -93,6 +93,12 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
   for (const TensorPtr& t : inputs) {
     if (t) CheckSavedVersion(*t);  // a backward reading what the forward saved
   }
+  if (op.WritesInputs(attrs)) {
+    for (int m : op.mutated_inputs) {
+      const TensorPtr& t = inputs[static_cast<size_t>(m)];
+      if (t) CheckWritable(*t, "input '" + op.inputs[static_cast<size_t>(m)] + "'");
+    }
+  }
   for (const TensorMeta& m : out_metas) outputs.push_back(Empty(m.dtype, m.shape, m.device));
   KernelContext ctx{inputs, outputs, attrs, session.thread_pool(), session.generator()};
   kernel->fn(ctx);

@@ -153,6 +153,48 @@ TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t 
   return Tensor::Make(std::move(storage), dtype, shape);
 }
 
+TensorPtr AdoptStridedHost(Symbol<DType> dtype, const Shape& shape, const std::vector<int64_t>& strides, void* first,
+                           Storage::Deleter deleter, bool read_only) {
+  // The extent the elements span, from `first`: (the largest offset + 1) elements, 0 when empty.
+  int64_t extent = 0;
+  try {
+    OF_CHECK(strides.size() == static_cast<size_t>(shape.ndim()))
+        << "strides has " << strides.size() << " values for a shape of " << shape.ndim() << " dims";
+    const int64_t numel = shape.numel();  // concrete and not overflowing (Shape checks)
+    if (numel > 0) {
+      int64_t last = 0;
+      for (size_t d = 0; d < strides.size(); ++d) {
+        OF_CHECK(strides[d] >= 0) << "stride " << strides[d] << " of dim " << d
+                                  << " is negative; only strides >= 0 are supported (make a copy first)";
+        int64_t span = 0;
+        OF_CHECK(!__builtin_mul_overflow(shape[static_cast<int64_t>(d)].value(), strides[d], &span) &&
+                 !__builtin_add_overflow(last, span - strides[d], &last))
+            << "strides (" << fmt::format("{}", fmt::join(strides, ", ")) << ") of shape " << shape
+            << " address elements beyond int64";
+      }
+      OF_CHECK(last < INT64_MAX / static_cast<int64_t>(dtype->bytes()))
+          << "strides of shape " << shape << " address more than INT64_MAX bytes";
+      extent = last + 1;
+    }
+    OF_CHECK(first != nullptr || extent == 0) << "data is NULL";
+    OF_CHECK(reinterpret_cast<uintptr_t>(first) % dtype->bytes() == 0)
+        << "the first element at " << first << " is not aligned to " << dtype->bytes() << " bytes, as " << dtype
+        << " requires";
+  } catch (...) {
+    if (deleter) deleter(first);
+    throw;
+  }
+  auto storage = Storage::Adopt(Device::CPU(), first, static_cast<size_t>(extent) * dtype->bytes(), std::move(deleter),
+                                read_only);
+  TensorPtr base = Tensor::Make(std::move(storage), dtype, Shape({Dim(extent)}));
+  TensorPtr t = Tensor::MakeView(*base, shape, strides, 0);
+  if (dtype->is_bool() && t->numel() > 0) {  // Note [Bool bytes]: the elements themselves, not the gaps
+    const TensorPtr dense = MakeContiguous(t, nullptr);
+    CheckBooleanBytes(dtype, dense->raw_data(), dense->numel());
+  }
+  return t->is_contiguous() ? Tensor::Make(t->storage(), dtype, shape) : t;
+}
+
 namespace {
 template <bool kNormal>
 TensorPtr RandomTensor(Generator& gen, Symbol<DType> dtype, const Shape& shape, Device device, ThreadPool* pool) {

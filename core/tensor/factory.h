@@ -24,6 +24,13 @@ TensorPtr FromHost(Symbol<DType> dtype, const Shape& shape, const void* data, si
 // dtype's size and hold exactly `nbytes` == the tensor's size.
 TensorPtr AdoptHost(Symbol<DType> dtype, const Shape& shape, void* data, size_t nbytes,
                     Storage::Deleter deleter);
+// A CPU tensor over caller-owned memory laid out with `strides` (in elements, each >= 0; a stride
+// of 0 repeats an element) from `first`, the address of element (0, ..., 0); not copied. `deleter`
+// runs exactly once, as for AdoptHost. `first` must be aligned to the dtype's size, and bool
+// elements must be 0 or 1. With `read_only`, in-place writers refuse the tensor (CheckWritable). The
+// DLPack import.
+TensorPtr AdoptStridedHost(Symbol<DType> dtype, const Shape& shape, const std::vector<int64_t>& strides, void* first,
+                           Storage::Deleter deleter, bool read_only);
 // Uniform in [0, 1) and standard normal, from the generator; floating dtypes only. Element i comes
 // from the generator's counter (start + i), so the result is the same whatever `pool` (may be null)
 // and however many threads it has.

@@ -15,7 +15,7 @@ std::shared_ptr<Storage> Storage::Allocate(Device device, size_t nbytes) {
   }
 }
 
-std::shared_ptr<Storage> Storage::Adopt(Device device, void* data, size_t nbytes, Deleter deleter) {
+std::shared_ptr<Storage> Storage::Adopt(Device device, void* data, size_t nbytes, Deleter deleter, bool read_only) {
   // The deleter must run exactly once even if wrapping fails: until `raw` holds it, it is ours to call;
   // afterwards shared_ptr deletes `raw` (and so runs it) if its own allocation throws.
   Storage* raw;
@@ -26,6 +26,7 @@ std::shared_ptr<Storage> Storage::Adopt(Device device, void* data, size_t nbytes
     throw;
   }
   raw->deleter_ = std::move(deleter);
+  raw->read_only_ = read_only;
   return std::shared_ptr<Storage>(raw);
 }
 

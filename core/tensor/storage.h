@@ -19,8 +19,11 @@ class Storage {
 
   // nbytes of uninitialised memory on `device`.
   static std::shared_ptr<Storage> Allocate(Device device, size_t nbytes);
-  // Wraps memory the caller owns; `deleter` (may be empty) is called with `data` on destruction.
-  static std::shared_ptr<Storage> Adopt(Device device, void* data, size_t nbytes, Deleter deleter);
+  // Wraps memory the caller owns; `deleter` (may be empty) is called with `data` on destruction, or
+  // before Adopt returns if it fails. `read_only` memory is never written through the engine
+  // (CheckWritable refuses it: a DLPack import marked read-only).
+  static std::shared_ptr<Storage> Adopt(Device device, void* data, size_t nbytes, Deleter deleter,
+                                        bool read_only = false);
 
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -29,6 +32,7 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  bool read_only() const { return read_only_; }
 
   // Note [Version counter]: every in-place write through the engine (an op's mutated inputs, optimizer
   // updates, initialisers, safetensors load_into, a graph run's updates) bumps the version of the
@@ -48,6 +52,7 @@ class Storage {
   size_t nbytes_;
   Deleter deleter_;  // empty for memory from the allocator
   bool owned_by_allocator_ = false;
+  bool read_only_ = false;
   std::atomic<uint64_t> version_{0};
 };
 

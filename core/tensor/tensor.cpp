@@ -150,6 +150,10 @@ bool MayShareMemory(const Tensor& a, const Tensor& b) {
 
 void CheckWritable(const Tensor& t, std::string_view what) {
   CheckEager(t, what);
+  if (t.storage()->read_only()) {
+    OF_THROW(InvalidArgument) << what << " (" << t.dtype() << " " << t.shape() << ") is read-only memory (imported "
+                              << "from DLPack with the READ_ONLY flag): it cannot be written in place; write a copy";
+  }
   if (t.has_internal_overlap()) {
     OF_THROW(InvalidArgument) << what << " (" << t.dtype() << " " << t.shape() << ", strides ("
                               << fmt::format("{}", fmt::join(t.strides(), ", ")) << ")) has elements that share memory "

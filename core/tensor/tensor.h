@@ -118,8 +118,9 @@ void CheckEager(const Tensor& t, std::string_view what);
 // bound check, so views that interleave without touching one element count as sharing).
 bool MayShareMemory(const Tensor& a, const Tensor& b);
 
-// What every in-place writer checks of its destination: eager (CheckEager), and no internal overlap
-// (InvalidArgument naming `what`: a write would keep only one of the values aimed at an element).
+// What every in-place writer checks of its destination: eager (CheckEager), writable memory (not a
+// read-only DLPack import) and no internal overlap (InvalidArgument naming `what`: a write would keep
+// only one of the values aimed at an element).
 void CheckWritable(const Tensor& t, std::string_view what);
 
 }  // namespace oneflow

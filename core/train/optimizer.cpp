@@ -19,7 +19,7 @@ Optimizer::Optimizer(std::vector<TensorPtr> params, double lr, const OpDef& upda
   for (size_t i = 0; i < params_.size(); ++i) {
     const TensorPtr& p = params_[i];
     OF_CHECK(p) << "parameter " << i << " is null";
-    CheckEager(*p, "parameter " + std::to_string(i));
+    CheckWritable(*p, "parameter " + std::to_string(i));  // eager, not read-only, no overlapping elements
     OF_CHECK(seen.insert(p.get()).second) << "parameter " << i << " appears more than once";
     OF_CHECK(p->is_leaf()) << "parameter " << i << " is not a leaf tensor (it was computed by an op); "
                            << "optimizers update leaves";

@@ -326,6 +326,49 @@ OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_dev
  * tensor, which has no data. */
 OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_data, size_t nbytes);
 
+/*===--- DLPack exchange --------------------------------------------------------------------===*/
+
+/* Tensors shared with other libraries (NumPy, PyTorch, CuPy, JAX, ...) without a copy, through DLPack's
+ * managed tensors (https://dmlc.github.io/dlpack/latest/). Their fields are defined by DLPack's
+ * dlpack.h or by <oneflow/dlpack.h> (the same layout, under DLPack's include guard: include either);
+ * this header only names them, so it never clashes with a dlpack.h. DLPack 1.x's
+ * DLManagedTensorVersioned is the standard; the legacy DLManagedTensor is what NumPy 1.24 and
+ * PyTorch 1.13 speak. In both, the consumer calls the struct's deleter exactly once, from any thread,
+ * when it no longer needs the memory. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+/* Exports `tensor` (an eager tensor, borrowed) as a new DLManagedTensorVersioned (version 1.1) that
+ * shares its memory, without a copy, and keeps it alive until the consumer calls its deleter (the
+ * tensor handle may be released before). dl_tensor.data points at the first element (byte_offset is
+ * 0, as PyTorch exports), strides are always given (in elements; views keep theirs, 0 for expanded
+ * dims), device_type/device_id are the tensor's device (OF_DEVICE_* are DLPack's values); flags has
+ * DLPACK_FLAG_BITMASK_READ_ONLY for a tensor imported read-only, else 0 (never IS_COPIED: there is no
+ * copy). FAILED_PRECONDITION for a lazy tensor. Thread-safe as a tensor read. */
+OF_API of_status_t* of_tensor_to_dlpack(const of_tensor_t* tensor, struct DLManagedTensorVersioned** out_managed);
+/* The same as a legacy DLManagedTensor. FAILED_PRECONDITION for a read-only tensor, which the
+ * legacy struct cannot mark read-only (export it with of_tensor_to_dlpack). */
+OF_API of_status_t* of_tensor_to_dlpack_legacy(const of_tensor_t* tensor, struct DLManagedTensor** out_managed);
+
+/* Imports `managed` (DLPack 1.x, the caller's producer's) as a tensor over its memory, without a copy:
+ * a new reference in *out_tensor. The library takes the struct over: it calls managed->deleter (when
+ * not NULL) exactly once — when the tensor's last reference, and the last view of it, is released,
+ * or before this function returns if it fails. Accepted: version.major 1 (another major version is
+ * INVALID_ARGUMENT; only the deleter is touched then), CPU memory (kDLCPU; CUDA memory is
+ * UNIMPLEMENTED until the CUDA backend has kernels; other device types are INVALID_ARGUMENT naming
+ * them), the ten dtypes with lanes 1 (complex, vectors and other codes are INVALID_ARGUMENT naming
+ * them), ndim >= 0 with sizes >= 0, strides NULL (row-major) or >= 0 (a strided tensor; negative
+ * strides are INVALID_ARGUMENT), a byte_offset (the first element at data + byte_offset, which must
+ * be aligned to the element size), and bool elements that are 0 or 1 (Note [Bool bytes]). With
+ * DLPACK_FLAG_BITMASK_READ_ONLY the memory is never written through oneflow_c: in-place writers (an
+ * optimizer over it, initialisers, of_safetensors_load_into, batch_norm's running statistics, graph
+ * updates) refuse it with INVALID_ARGUMENT naming it read-only. */
+OF_API of_status_t* of_tensor_from_dlpack(struct DLManagedTensorVersioned* managed, of_tensor_t** out_tensor);
+/* The same for a legacy DLManagedTensor (no version or flags: writable). */
+OF_API of_status_t* of_tensor_from_dlpack_legacy(struct DLManagedTensor* managed, of_tensor_t** out_tensor);
+
+/*===--- end of DLPack exchange -------------------------------------------------------------===*/
+
 /*===--- ops ------------------------------------------------------------------------------===*/
 
 /* Every function of this section runs one op of the engine, eagerly.

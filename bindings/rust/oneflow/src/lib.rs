@@ -56,6 +56,8 @@ pub use optim::Optimizer;
 pub use session::{is_grad_enabled, no_grad, set_grad_enabled, NoGradGuard, Session};
 pub(crate) use session::SessionHandle;
 pub use tensor::Tensor;
+/// DLPack's managed tensors, by name only (see [`Tensor::to_dlpack`] and [`Session::from_dlpack`]).
+pub use oneflow_sys::{DLManagedTensor, DLManagedTensorVersioned};
 
 #[allow(missing_docs, clippy::all)]
 mod generated {

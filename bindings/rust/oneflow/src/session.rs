@@ -3,6 +3,7 @@ use crate::{
     check, c_string, sys, DType, Element, Graph, GraphOptions, Result, SessionOptions, Tensor, TensorOptions,
 };
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// The C session handle, destroyed with the last Rust value that holds it.
@@ -144,6 +145,30 @@ impl Session {
         let c = TensorOptions::default().to_c();
         let mut raw = std::ptr::null_mut();
         let status = unsafe { f(self.handle.raw(), dtype.raw(), dims.as_ptr(), dims.len(), &c, &mut raw) };
+        self.made(status, raw)
+    }
+
+    /// Imports a DLPack 1.x managed tensor as a tensor over its memory, without a copy. The library
+    /// takes the struct over: it calls the struct's deleter exactly once, when the tensor's last
+    /// reference is released, or before returning an `Err`. A READ_ONLY import is refused by every
+    /// in-place writer.
+    ///
+    /// # Safety
+    /// `managed` points to a valid `DLManagedTensorVersioned` whose memory stays valid until its
+    /// deleter runs, and whose ownership the caller gives up.
+    pub unsafe fn from_dlpack(&self, managed: NonNull<sys::DLManagedTensorVersioned>) -> Result<Tensor> {
+        let mut raw = std::ptr::null_mut();
+        let status = unsafe { sys::of_tensor_from_dlpack(managed.as_ptr(), &mut raw) };
+        self.made(status, raw)
+    }
+
+    /// The same for a legacy `DLManagedTensor`.
+    ///
+    /// # Safety
+    /// As for [`Session::from_dlpack`].
+    pub unsafe fn from_dlpack_legacy(&self, managed: NonNull<sys::DLManagedTensor>) -> Result<Tensor> {
+        let mut raw = std::ptr::null_mut();
+        let status = unsafe { sys::of_tensor_from_dlpack_legacy(managed.as_ptr(), &mut raw) };
         self.made(status, raw)
     }
 

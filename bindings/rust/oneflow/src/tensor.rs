@@ -228,6 +228,30 @@ impl Tensor {
     }
 }
 
+/// DLPack exchange (oneflow_c.h, "DLPack exchange"): managed tensors as raw pointers, to hand to or
+/// take from another library (their fields are DLPack's `dlpack.h`; `oneflow_sys` knows them only
+/// by name).
+impl Tensor {
+    /// Exports the tensor as a DLPack 1.x managed tensor that shares its memory, without a copy, and
+    /// keeps it alive until the consumer calls the struct's deleter (exactly once, from any thread).
+    /// The pointer is the caller's to hand over; forgetting it leaks the tensor.
+    pub fn to_dlpack(&self) -> Result<NonNull<sys::DLManagedTensorVersioned>> {
+        let _s = state::read();
+        let mut out = std::ptr::null_mut();
+        check(unsafe { sys::of_tensor_to_dlpack(self.raw(), &mut out) })?;
+        Ok(NonNull::new(out).expect("non-NULL on success"))
+    }
+
+    /// The same as a legacy `DLManagedTensor` (NumPy 1.24, PyTorch 1.13); an error for a read-only
+    /// tensor, which the legacy struct cannot mark.
+    pub fn to_dlpack_legacy(&self) -> Result<NonNull<sys::DLManagedTensor>> {
+        let _s = state::read();
+        let mut out = std::ptr::null_mut();
+        check(unsafe { sys::of_tensor_to_dlpack_legacy(self.raw(), &mut out) })?;
+        Ok(NonNull::new(out).expect("non-NULL on success"))
+    }
+}
+
 impl fmt::Debug for Tensor {
     /// `Tensor(float32, (2, ?))`, and `lazy` for a lazy tensor.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -179,6 +179,35 @@ public final class Session extends SessionOps implements AutoCloseable {
     return new Tensor(s, out[0]);
   }
 
+  /**
+   * Imports a DLPack 1.x managed tensor (the address of a {@code DLManagedTensorVersioned}, from
+   * native code) as a tensor over its memory, without a copy. The library takes the struct over: it
+   * calls its deleter exactly once, when the tensor's last reference goes, or before throwing. A
+   * READ_ONLY import is refused by every in-place writer.
+   */
+  public Tensor fromDlpack(long managed) {
+    SessionHandle s = opSession();
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_tensor_from_dlpack(managed, out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return new Tensor(s, out[0]);
+  }
+
+  /** The same for the address of a legacy {@code DLManagedTensor}. */
+  public Tensor fromDlpackLegacy(long managed) {
+    SessionHandle s = opSession();
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_tensor_from_dlpack_legacy(managed, out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return new Tensor(s, out[0]);
+  }
+
   // ---- tensors from the library ---------------------------------------------------------------
 
   public Tensor empty(DType dtype, TensorOptions options, long... shape) {

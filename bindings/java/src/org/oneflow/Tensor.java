@@ -354,6 +354,35 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     return new Tensor(state.session, out[0]);
   }
 
+  // ---- DLPack --------------------------------------------------------------------------------
+
+  /**
+   * Exports the tensor as a DLPack 1.x managed tensor ({@code DLManagedTensorVersioned*}, as an
+   * address for native code) sharing its memory without a copy; the memory stays alive until the
+   * consumer calls the struct's deleter, exactly once, from any thread (this tensor may be closed
+   * before). Hand the address to a consumer, or back to {@link Session#fromDlpack}.
+   */
+  public long toDlpack() {
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_tensor_to_dlpack(ptr(), out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return out[0];
+  }
+
+  /** The same as a legacy {@code DLManagedTensor*}; refused for a read-only tensor, which it cannot mark. */
+  public long toDlpackLegacy() {
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_tensor_to_dlpack_legacy(ptr(), out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return out[0];
+  }
+
   /** Backward from a one-element tensor (gradient 1), freeing the graph's saved tensors. */
   public void backward() {
     backward(null, false);

@@ -15,6 +15,22 @@ import org.junit.Test;
 /** The rest of the API surface: versions, the op registry, options defaults, creation and initialisers. */
 public class ApiTest {
   @Test
+  public void dlpackRoundTripSharesMemory() {
+    try (Session s = new Session(); Tensor x = s.tensor(new float[] {1, 2, 3, 4}, 2, 2)) {
+      try (Tensor back = s.fromDlpack(x.toDlpack())) {
+        assertSame(DType.FLOAT32, back.dtype());
+        back.initConstant(9);
+        assertArrayEquals(new float[] {9, 9, 9, 9}, x.toFloatArray(), 0f);
+      }
+      try (Tensor back = s.fromDlpackLegacy(x.toDlpackLegacy())) {
+        back.initConstant(1);
+        assertArrayEquals(new float[] {1, 1, 1, 1}, x.toFloatArray(), 0f);
+      }
+      assertThrows(InvalidArgumentException.class, () -> s.fromDlpack(0));
+    }
+  }
+
+  @Test
   public void library() {
     assertEquals(Library.headerAbiVersion(), Library.abiVersion());
     int[] v = Library.version();
