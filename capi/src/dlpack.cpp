@@ -99,6 +99,8 @@ of_status_t* Import(const char* function, Managed* managed, of_tensor_t** out_te
         s *= std::max<int64_t>(shape[d].value(), 1);
       }
     }
+    OF_CHECK(dl.data != nullptr || dl.byte_offset == 0)
+        << "dl_tensor.data is NULL with byte_offset " << dl.byte_offset;
     void* first = static_cast<char*>(dl.data) + dl.byte_offset;
     Storage::Deleter deleter;
     if (managed->deleter != nullptr) deleter = [managed](void*) { managed->deleter(managed); };

@@ -306,6 +306,10 @@ static void test_import_failures_call_the_deleter(void** state) {
   p = produce((DLDataType){kDLBool, 8, 1}, 2, shape, NULL, 4, bools);
   expect_refused(p, 1, OF_STATUS_INVALID_ARGUMENT, "bool");
   p = produce(kF32, 2, shape, NULL, 16, NULL);
+  p->managed.dl_tensor.data = NULL; /* (the producer still frees its memory in the deleter) */
+  p->managed.dl_tensor.byte_offset = 8;
+  expect_refused(p, 0, OF_STATUS_INVALID_ARGUMENT, "NULL");
+  p = produce(kF32, 2, shape, NULL, 16, NULL);
   p->managed.dl_tensor.ndim = -1;
   expect_refused(p, 0, OF_STATUS_INVALID_ARGUMENT, "ndim");
   /* out_tensor NULL: refused, and the struct is still released. */
