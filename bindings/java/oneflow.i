@@ -31,6 +31,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oneflow/oneflow_c.h"
+#include "oneflow/dlpack.h"
+
+/* ---- Tensor.asByteBuffer: a direct ByteBuffer over an exported tensor's elements --------------- */
+/* The export (a DLManagedTensorVersioned of of_tensor_to_dlpack) keeps the memory alive; the Java
+ * layer calls its deleter (Tensor.dlpackDelete) once the buffer is unreachable. NULL unless the
+ * tensor is a non-empty contiguous CPU tensor. */
+JNIEXPORT jobject JNICALL Java_org_oneflow_Tensor_dlpackBuffer(JNIEnv* env, jclass cls, jlong managed) {
+  const DLManagedTensorVersioned* m = (const DLManagedTensorVersioned*)(intptr_t)managed;
+  const DLTensor* t = &m->dl_tensor;
+  if (t->device.device_type != kDLCPU || t->data == NULL) return NULL;
+  int64_t expected = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    if (t->shape[d] != 1 && t->strides[d] != expected) return NULL;
+    expected *= t->shape[d];
+  }
+  if (expected == 0) return NULL;
+  const jlong nbytes = (jlong)expected * (jlong)((t->dtype.bits * t->dtype.lanes + 7) / 8);
+  return (*env)->NewDirectByteBuffer(env, (char*)t->data + t->byte_offset, nbytes);
+}
+
+JNIEXPORT void JNICALL Java_org_oneflow_Tensor_dlpackDelete(JNIEnv* env, jclass cls, jlong managed) {
+  DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)(intptr_t)managed;
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
 
 /* ---- adopted direct ByteBuffers: a global reference, dropped by the library's deleter --------- */
 static JavaVM* ofj_vm = NULL;

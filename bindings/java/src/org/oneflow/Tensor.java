@@ -3,6 +3,7 @@ package org.oneflow;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.oneflow.jni.OneflowC;
 
 /**
@@ -370,6 +371,36 @@ public final class Tensor extends TensorOps implements AutoCloseable {
       Reference.reachabilityFence(this);
     }
     return out[0];
+  }
+
+  private static native ByteBuffer dlpackBuffer(long managed);
+
+  private static native void dlpackDelete(long managed);
+
+  /**
+   * A direct ByteBuffer over the elements of this contiguous CPU tensor, in the platform's byte order,
+   * without a copy: writes through it change the tensor (not while an op reads it). The buffer keeps
+   * the memory alive (through a DLPack export released by the Cleaner once the buffer, and every
+   * slice of it, is unreachable), even after this tensor is closed. An empty tensor gives an empty
+   * buffer; a strided view is an IllegalStateException (call {@code contiguous()} first).
+   */
+  public ByteBuffer asByteBuffer() {
+    if (numel() == 0) return ByteBuffer.allocateDirect(0).order(ByteOrder.nativeOrder());
+    final long managed = toDlpack();
+    ByteBuffer buffer;
+    try {
+      buffer = dlpackBuffer(managed);
+    } catch (RuntimeException | Error e) {
+      dlpackDelete(managed);
+      throw e;
+    }
+    if (buffer == null) {
+      dlpackDelete(managed);
+      throw new IllegalStateException("asByteBuffer: the tensor is not a contiguous CPU tensor (" + this
+          + "); call contiguous() first");
+    }
+    Resources.CLEANER.register(buffer, () -> dlpackDelete(managed));
+    return buffer.order(ByteOrder.nativeOrder());
   }
 
   /** The same as a legacy {@code DLManagedTensor*}; refused for a read-only tensor, which it cannot mark. */

@@ -31,6 +31,28 @@ public class ApiTest {
   }
 
   @Test
+  public void asByteBufferIsAViewOfTheTensor() {
+    try (Session s = new Session()) {
+      ByteBuffer bytes;
+      try (Tensor x = s.tensor(new float[] {1, 2, 3, 4}, 2, 2)) {
+        bytes = x.asByteBuffer();
+        assertEquals(16, bytes.capacity());
+        assertEquals(3f, bytes.getFloat(8), 0f);
+        bytes.putFloat(0, 10f);                 // a write through the buffer is the tensor's
+        assertEquals(10f, x.toFloatArray()[0], 0f);
+        x.initConstant(7);                      // and the tensor's writes are the buffer's
+        try (Tensor t = x.transpose(0, 1)) {
+          assertThrows(IllegalStateException.class, t::asByteBuffer);
+        }
+      }
+      assertEquals(7f, bytes.getFloat(12), 0f); // the memory outlives the closed tensor
+      try (Tensor empty = s.zeros(DType.INT32, 0, 3)) {
+        assertEquals(0, empty.asByteBuffer().capacity());
+      }
+    }
+  }
+
+  @Test
   public void library() {
     assertEquals(Library.headerAbiVersion(), Library.abiVersion());
     int[] v = Library.version();
