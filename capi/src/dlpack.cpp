@@ -89,16 +89,8 @@ of_status_t* Import(const char* function, Managed* managed, of_tensor_t** out_te
     if (dl.ndim > 0) Require(dl.shape, "dl_tensor.shape");
     const Shape shape = Shape::FromRaw(dl.shape, static_cast<size_t>(dl.ndim), "dl_tensor.shape");
     CheckStatic(shape, "dl_tensor.shape");
-    std::vector<int64_t> strides(static_cast<size_t>(dl.ndim));
-    if (dl.strides != nullptr) {
-      strides.assign(dl.strides, dl.strides + dl.ndim);
-    } else {
-      int64_t s = 1;  // row-major; the sizes' product fits (Shape checked it)
-      for (int64_t d = dl.ndim - 1; d >= 0; --d) {
-        strides[static_cast<size_t>(d)] = s;
-        s *= std::max<int64_t>(shape[d].value(), 1);
-      }
-    }
+    const std::vector<int64_t> strides =
+        dl.strides != nullptr ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim) : ContiguousStrides(shape);
     OF_CHECK(dl.data != nullptr || dl.byte_offset == 0)
         << "dl_tensor.data is NULL with byte_offset " << dl.byte_offset;
     void* first = static_cast<char*>(dl.data) + dl.byte_offset;

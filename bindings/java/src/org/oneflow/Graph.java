@@ -1,6 +1,5 @@
 package org.oneflow;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -28,26 +27,7 @@ import org.oneflow.jni.OneflowC;
  * must not race with other uses of this object.
  */
 public final class Graph implements AutoCloseable {
-  private static final class State implements Runnable {
-    volatile long ptr;
-    final SessionHandle session;
-
-    State(long ptr, SessionHandle session) {
-      this.ptr = ptr;
-      this.session = session;
-    }
-
-    @Override
-    public void run() {
-      long p = ptr;
-      ptr = 0;
-      OneflowC.of_graph_destroy(p);
-      session.release();
-    }
-  }
-
-  private final State state;
-  private final Cleaner.Cleanable cleanable;
+  private final NativeRef ref;
 
   Graph(SessionHandle s, String name, GraphOptions options) {
     long[] out = new long[1];
@@ -57,20 +37,17 @@ public final class Graph implements AutoCloseable {
     } finally {
       if (o != null) o.delete();
     }
-    this.state = new State(out[0], s.retain());
-    this.cleanable = Resources.CLEANER.register(this, state);
+    this.ref = new NativeRef(this, out[0], s, p -> OneflowC.of_graph_destroy(p), "graph");
   }
 
   long ptr() {
-    long p = state.ptr;
-    if (p == 0) throw new IllegalStateException("oneflow: this graph is closed");
-    return p;
+    return ref.ptr();
   }
 
   /** Destroys the graph: ends an open build and releases its variables (its free tensors). Idempotent. */
   @Override
   public void close() {
-    cleanable.clean();
+    ref.close();
   }
 
   /** Opens the build on the calling thread: op calls on this thread with this graph's session record nodes. */
@@ -90,7 +67,7 @@ public final class Graph implements AutoCloseable {
     } finally {
       Reference.reachabilityFence(this);
     }
-    return new Tensor(state.session, out[0]);
+    return new Tensor(ref.session(), out[0]);
   }
 
   /** Registers an eager floating-point leaf as a trainable variable called name (before its first use). */
@@ -142,7 +119,7 @@ public final class Graph implements AutoCloseable {
       Reference.reachabilityFence(inputs);
     }
     Tensor[] result = new Tensor[out.length];
-    for (int i = 0; i < out.length; ++i) result[i] = new Tensor(state.session, out[i]);
+    for (int i = 0; i < out.length; ++i) result[i] = new Tensor(ref.session(), out[i]);
     return result;
   }
 

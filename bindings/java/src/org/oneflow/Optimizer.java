@@ -1,6 +1,5 @@
 package org.oneflow;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import org.oneflow.jni.OneflowC;
 
@@ -10,30 +9,10 @@ import org.oneflow.jni.OneflowC;
  * {@link #step()}. close() is idempotent; a Cleaner is the backstop.
  */
 public final class Optimizer implements AutoCloseable {
-  private static final class State implements Runnable {
-    volatile long ptr;
-    final SessionHandle session;
-
-    State(long ptr, SessionHandle session) {
-      this.ptr = ptr;
-      this.session = session;
-    }
-
-    @Override
-    public void run() {
-      long p = ptr;
-      ptr = 0;
-      OneflowC.of_optimizer_destroy(p);
-      session.release();
-    }
-  }
-
-  private final State state;
-  private final Cleaner.Cleanable cleanable;
+  private final NativeRef ref;
 
   private Optimizer(SessionHandle s, long ptr) {
-    this.state = new State(ptr, s.retain());
-    this.cleanable = Resources.CLEANER.register(this, state);
+    this.ref = new NativeRef(this, ptr, s, p -> OneflowC.of_optimizer_destroy(p), "optimizer");
   }
 
   static Optimizer sgd(SessionHandle s, Tensor[] params, SgdOptions options) {
@@ -63,15 +42,13 @@ public final class Optimizer implements AutoCloseable {
   }
 
   long ptr() {
-    long p = state.ptr;
-    if (p == 0) throw new IllegalStateException("oneflow: this optimizer is closed");
-    return p;
+    return ref.ptr();
   }
 
   /** Updates every parameter that has a grad, in place. */
   public void step() {
     try {
-      Status.check(OneflowC.of_optimizer_step(state.session.ptr(), ptr()));
+      Status.check(OneflowC.of_optimizer_step(ref.session().ptr(), ptr()));
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -107,6 +84,6 @@ public final class Optimizer implements AutoCloseable {
 
   @Override
   public void close() {
-    cleanable.clean();
+    ref.close();
   }
 }

@@ -1,6 +1,5 @@
 package org.oneflow;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -22,39 +21,16 @@ import org.oneflow.jni.OneflowC;
 public final class Tensor extends TensorOps implements AutoCloseable {
   private static final int SHOW_VALUES = 16; // toString shows the values of eager tensors this small
 
-  /** What the Cleaner (or close) releases: the C reference and the session reference. */
-  private static final class State implements Runnable {
-    volatile long ptr;
-    final SessionHandle session;
-
-    State(long ptr, SessionHandle session) {
-      this.ptr = ptr;
-      this.session = session;
-    }
-
-    @Override
-    public void run() {
-      long p = ptr;
-      ptr = 0;
-      OneflowC.of_tensor_release(p);
-      session.release();
-    }
-  }
-
-  private final State state;
-  private final Cleaner.Cleanable cleanable;
+  private final NativeRef ref;
 
   /** Takes over a new C reference (ptr) made in session s. */
   Tensor(SessionHandle s, long ptr) {
-    this.state = new State(ptr, s.retain());
-    this.cleanable = Resources.CLEANER.register(this, state);
+    this.ref = new NativeRef(this, ptr, s, p -> OneflowC.of_tensor_release(p), "tensor");
   }
 
   /** The C handle; IllegalStateException once closed. */
   long ptr() {
-    long p = state.ptr;
-    if (p == 0) throw new IllegalStateException("oneflow: this tensor is closed");
-    return p;
+    return ref.ptr();
   }
 
   static long ptr(Tensor t, String what) {
@@ -81,18 +57,18 @@ public final class Tensor extends TensorOps implements AutoCloseable {
   @Override
   SessionHandle opSession() {
     ptr();
-    return state.session;
+    return ref.session();
   }
 
   /** Releases the tensor's reference. A second call does nothing. */
   @Override
   public void close() {
-    cleanable.clean();
+    ref.close();
   }
 
   /** True once closed. */
   public boolean isClosed() {
-    return state.ptr == 0;
+    return ref.isClosed();
   }
 
   /** A second Tensor object holding its own reference to the same C tensor (of_tensor_retain). */
@@ -100,7 +76,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     long p = ptr();
     try {
       OneflowC.of_tensor_retain(p);
-      return new Tensor(state.session, p);
+      return new Tensor(ref.session(), p);
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -331,7 +307,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     } finally {
       Reference.reachabilityFence(this);
     }
-    return out[0] == 0 ? null : new Tensor(state.session, out[0]);
+    return out[0] == 0 ? null : new Tensor(ref.session(), out[0]);
   }
 
   /** Replaces the gradient by grad's data, or clears it for null. */
@@ -352,7 +328,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     } finally {
       Reference.reachabilityFence(this);
     }
-    return new Tensor(state.session, out[0]);
+    return new Tensor(ref.session(), out[0]);
   }
 
   // ---- DLPack --------------------------------------------------------------------------------
@@ -422,7 +398,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
   /** Backward with the given gradient of this tensor (null: 1) and retainGraph. */
   public void backward(Tensor grad, boolean retainGraph) {
     try {
-      Status.check(OneflowC.of_tensor_backward(state.session.ptr(), ptr(), ptrOrZero(grad), retainGraph));
+      Status.check(OneflowC.of_tensor_backward(ref.session().ptr(), ptr(), ptrOrZero(grad), retainGraph));
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(grad);
