@@ -1,5 +1,5 @@
 //! Optimizers (PyTorch's SGD, Adam and AdamW semantics).
-use crate::{check, state, sys, AdamOptions, Error, Result, SgdOptions, Session, Tensor};
+use crate::{check, state, sys, AdamOptions, Result, SgdOptions, Session, Tensor};
 use std::ptr::NonNull;
 
 /// An optimizer over a fixed list of parameters (it holds a reference to each).
@@ -26,8 +26,7 @@ fn raw_params(params: &[&Tensor]) -> Vec<*mut sys::of_tensor_t> {
 impl Optimizer {
     fn made(session: &Session, status: *mut sys::of_status_t, raw: *mut sys::of_optimizer_t) -> Result<Optimizer> {
         check(status)?;
-        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid_argument("optimizer: NULL on success"))?;
-        Ok(Optimizer { raw, session: session.clone() })
+        Ok(Optimizer { raw: NonNull::new(raw).expect("non-NULL on success"), session: session.clone() })
     }
 
     /// SGD over `params` (contiguous float32/float64 CPU leaves).
