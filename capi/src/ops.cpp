@@ -1,11 +1,10 @@
 // The C ABI of the op library: each function checks its handles, opens the session's scope (so that
-// kernels use its thread pool and generator) and calls the op's C++ function in core/ops/ops.h.
-// Attribute checks belong to the ops themselves (they serve the lazy graph too); only what is
-// particular to the C encoding (NULL pointers, int32_t flags, enum values) is checked here.
+// kernels use its thread pool and generator) and calls the op's C++ function in core/ops/ops.h
+// (capi/src/op_call.h has the frame every op function shares).
 #include <string>
 #include <vector>
 
-#include "capi/src/capi_internal.h"
+#include "capi/src/op_call.h"
 #include "core/op/op_registry.h"
 #include "core/ops/ops.h"
 
@@ -14,36 +13,15 @@ using capi::Borrow;
 using capi::BorrowList;
 using capi::Flag;
 using capi::Guard;
+using capi::Ints;
+using capi::Optional;
 using capi::ReadOptions;
 using capi::Require;
+using capi::Run;
 using capi::Unwrap;
 using capi::Wrap;
 
 namespace {
-
-// An input that may be NULL (bias, running statistics).
-TensorPtr Optional(const of_tensor_t* t, std::string_view name) { return t == nullptr ? TensorPtr() : Borrow(t, name); }
-
-// A (pointer, count) array of int64_t; the pointer may be NULL only when the count is 0.
-std::vector<int64_t> Ints(const int64_t* values, size_t n, std::string_view name) {
-  if (n == 0) return {};
-  Require(values, name);
-  return {values, values + n};
-}
-
-
-// The common body of every op function: checks session and out_tensor, runs `op` in the session's scope and
-// hands its result to the caller as a new reference.
-template <typename Op>
-of_status_t* Run(const char* function, of_session_t* session, of_tensor_t** out_tensor, Op&& op) {
-  return Guard(function, [&] {
-    Session& s = capi::SessionOf(session);
-    Require(out_tensor, "out_tensor");
-    SessionScope scope(s);
-    TensorPtr result = op();
-    *out_tensor = Wrap(std::move(result));
-  });
-}
 
 ops::Reduction ReductionOf(int32_t reduction) {
   switch (reduction) {
