@@ -8,7 +8,8 @@ cBool, Tensor.result, Session.begin/end). It holds:
   - a Go struct per options struct (CamelCase fields, no struct_size), NewXOptions() returning the C
     defaults read from of_x_options_init at run time, and the conversion to the C struct per call;
   - a method per op: on *Tensor when the op's first argument is a tensor (x.Add(y)), on *Session
-    otherwise (s.Cat(...)), returning (*Tensor, error).
+    otherwise (s.Cat(...)), returning (*Tensor, error), or one *Tensor per result before the error
+    for an op with several (values, indices, err := x.Topk(...)).
 The file is written into the build (or by `go generate`), never committed or edited by hand.
 """
 
@@ -191,17 +192,22 @@ def emit_op(op, header, out):
         out.append(f"// nil for {', '.join(nullable)} passes NULL (as the header says below).")
     out.append("//")
     out.extend(_doc_lines(op.doc))
+    n_out = len(op.outputs)
+    results = "(" + "*Tensor, " * n_out + "error)"
+    fail = "\tif err != nil {\n\t\treturn " + "nil, " * n_out + "err\n\t}"
+    if n_out > 1:
+        out.append(f"// It returns the results {', '.join(op.outputs)}, in that order.")
     if on_tensor:
         r = names[recv.name]
-        out.append(f"func ({r} *Tensor) {method}({', '.join(params)}) (*Tensor, error) {{")
+        out.append(f"func ({r} *Tensor) {method}({', '.join(params)}) {results} {{")
         out.append(f"\tsess, err := {r}.begin({what})")
-        out.append("\tif err != nil {\n\t\treturn nil, err\n\t}")
+        out.append(fail)
         out.append(f"\tdefer {r}.end()")
         owner = r
     else:
-        out.append(f"func (s *Session) {method}({', '.join(params)}) (*Tensor, error) {{")
+        out.append(f"func (s *Session) {method}({', '.join(params)}) {results} {{")
         out.append(f"\tsess, err := s.begin({what})")
-        out.append("\tif err != nil {\n\t\treturn nil, err\n\t}")
+        out.append(fail)
         out.append("\tdefer s.end()")
         owner = "s"
     call = ["sess.ptr"]
@@ -213,14 +219,14 @@ def emit_op(op, header, out):
             continue
         if a.kind == "tensor":
             out.append(f"\tc{n}, err := tensorArg({what}, \"{a.name}\", {n})")
-            out.append("\tif err != nil {\n\t\treturn nil, err\n\t}")
+            out.append(fail)
             out.append(f"\tdefer {n}.endArg()")
             cast = "(*C.of_tensor_t)" if a.mutable else ""
             call.append(f"{cast}(c{n})" if cast else f"c{n}")
             keep.append(n)
         elif a.kind == "tensors":
             out.append(f"\tc{n}, err := tensorsArg({what}, \"{a.name}\", {n})")
-            out.append("\tif err != nil {\n\t\treturn nil, err\n\t}")
+            out.append(fail)
             out.append(f"\tdefer endTensors({n})")
             out.append(f"\tvar p{n} **C.of_tensor_t")
             out.append(f"\tif len(c{n}) > 0 {{\n\t\tp{n} = &c{n}[0]\n\t}}")
@@ -244,12 +250,17 @@ def emit_op(op, header, out):
             call.append(f"{n}.cOptions(&o{n})")
         else:
             raise SystemExit(f"emit_go: {op.c_name}: no Go mapping for argument kind {a.kind}")
-    out.append("\tvar out *C.of_tensor_t")
-    args = ", ".join(call + ["&out"])
+    outs = ["out"] if n_out == 1 else [f"out{go_name(o)}" for o in op.outputs]
+    out.append(f"\tvar {', '.join(outs)} *C.of_tensor_t")
+    args = ", ".join(call + [f"&{o}" for o in outs])
     out.append(f"\tst := C.{op.c_name}({args})")
     for k in keep:
         out.append(f"\truntime.KeepAlive({k})")
-    out.append(f"\treturn sess.tensorResult(st, out)")
+    if n_out == 1:
+        out.append(f"\treturn sess.tensorResult(st, out)")
+    else:
+        out.append("\tif err := statusError(st); err != nil {\n\t\treturn " + "nil, " * n_out + "err\n\t}")
+        out.append("\treturn " + ", ".join(f"newTensor(sess, {o})" for o in outs) + ", nil")
     out.append("}\n")
 
 

@@ -3,7 +3,8 @@
 From the header model (oneflow_header.parse) it writes, under OUTDIR/org/oneflow/:
   TensorOps.java   the base class of Tensor: one method per op whose first argument is a tensor, with
                    that tensor as the receiver (x.add(y), x.sum(dims, keepdim), x.conv2d(w, bias, opts)),
-                   plus overloads without the trailing nullable arguments (x.conv2d(w))
+                   plus overloads without the trailing nullable arguments (x.conv2d(w)); an op
+                   with several results returns them as a Tensor[] in the header's order
   SessionOps.java  the base class of Session: the ops whose first argument is a list of tensors
                    (session.cat(tensors, dim))
   <Name>Options.java  one class per options struct: fluent setters and getters, defaults read from
@@ -41,8 +42,11 @@ def enum_class(ctype):
     return camel(ctype[3:-2], upper_first=True)
 
 
-def javadoc(text, indent="  "):
+def javadoc(text, indent="  ", returns=None):
+    """A doc comment of `text` (the header's words, escaped), with an @return tag when given."""
     text = (text or "").replace("*/", "* /").replace("@", "{@literal @}")
+    if returns:
+        text += "\n\n@return " + returns
     lines = [l.rstrip() for l in text.splitlines()] or [""]
     out = [indent + "/**"]
     out += [indent + " * " + l if l else indent + " *" for l in lines]
@@ -67,10 +71,17 @@ def emit_op(op, receiver):
     lines = []
     doc = f"{op.c_name}: {op.doc}" if op.doc else op.c_name
     sig = ", ".join(f"{java_type(a)} {ident(a.name)}" for a in params)
-    lines.append(javadoc(doc + "\n\n@return a new tensor (close it)"))
-    lines.append(f"  public final Tensor {name}({sig}) {{\n")
+    multi = len(op.outputs) > 1
+    returns = "Tensor[]" if multi else "Tensor"
+    outs = [f"out{camel(o, upper_first=True)}" for o in op.outputs] if multi else ["out"]
+    if multi:
+        lines.append(javadoc(doc, returns=f"new tensors {{{', '.join(op.outputs)}}}, in that order (close each)"))
+    else:
+        lines.append(javadoc(doc, returns="a new tensor (close it)"))
+    lines.append(f"  public final {returns} {name}({sig}) {{\n")
     lines.append("    final SessionHandle s = opSession();\n")
-    lines.append("    final long[] out = new long[1];\n")
+    for o in outs:
+        lines.append(f"    final long[] {o} = new long[1];\n")
     pre, call, post = [], [], []
     fences = []
     for a in op.args:
@@ -100,13 +111,16 @@ def emit_op(op, receiver):
             call.append(v)
     lines += pre
     lines.append("    try {\n")
-    lines.append(f"      Status.check(org.oneflow.jni.OneflowC.{op.c_name}(s.ptr(), {', '.join(call)}, out));\n")
+    lines.append(f"      Status.check(org.oneflow.jni.OneflowC.{op.c_name}(s.ptr(), {', '.join(call + outs)}));\n")
     lines.append("    } finally {\n")
     lines += post
     for f in fences:
         lines.append(f"      java.lang.ref.Reference.reachabilityFence({f});\n")
     lines.append("    }\n")
-    lines.append("    return new Tensor(s, out[0]);\n")
+    if multi:
+        lines.append(f"    return new Tensor[] {{{', '.join(f'new Tensor(s, {o}[0])' for o in outs)}}};\n")
+    else:
+        lines.append("    return new Tensor(s, out[0]);\n")
     lines.append("  }\n\n")
     # Overloads without the trailing nullable arguments (null = the C default).
     k = len(params)
@@ -118,7 +132,7 @@ def emit_op(op, receiver):
         for a, arg in zip(params, [ident(a.name) for a in shorter] + [None] * (len(params) - k)):
             casts.append(arg if arg is not None else f"({java_type(a)}) null")
         lines.append(javadoc(f"{op.c_name} with the C defaults for the omitted arguments."))
-        lines.append(f"  public final Tensor {name}({sig}) {{\n    return {name}({', '.join(casts)});\n  }}\n\n")
+        lines.append(f"  public final {returns} {name}({sig}) {{\n    return {name}({', '.join(casts)});\n  }}\n\n")
     return "".join(lines)
 
 

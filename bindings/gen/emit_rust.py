@@ -6,7 +6,8 @@ It writes, from the header model (oneflow_header.py):
 - a struct per options struct (`of_conv2d_options_t` -> `Conv2dOptions`) with public fields, no
   struct_size, `Default` from the C initialiser at run time, and a conversion to the C struct;
 - a method on `Tensor` per op whose first argument is a tensor (`x.add(&y)`, the receiver's session
-  running it), and a method on `Session` per op whose first argument is a list of tensors (`cat`).
+  running it), and a method on `Session` per op whose first argument is a list of tensors (`cat`);
+  an op with several results returns them as a tuple (`let (values, indices) = x.topk(...)?`).
 The hand-written crate provides what the generated code calls: `check`, `Tensor::from_raw`,
 `Tensor::raw`, `SessionHandle::raw`, `state::read`/`state::write` (see Note [Tensor state lock] in
 lib.rs).
@@ -146,15 +147,23 @@ def emit_op(op, receiver):
     session = "self.session.raw()" if receiver == "tensor" else "self.handle.raw()"
     handle = "self.session.clone()" if receiver == "tensor" else "self.handle.clone()"
     lock = "write" if mutating else "read"
-    lines = doc_lines(op.doc, "    ") + ["    ///", f"    /// C: `{op.c_name}`."]
-    lines += [f"    pub fn {method_name(op.name)}(&self{''.join(', ' + p for p in params)}) -> Result<Tensor> {{"]
+    outs = ["out"] if op.outputs == ["tensor"] else [f"out_{o}" for o in op.outputs]
+    if len(outs) == 1:
+        returns, doc_returns = "Tensor", []
+    else:
+        returns = "(" + ", ".join("Tensor" for _ in outs) + ")"
+        doc_returns = ["    ///", f"    /// Returns ({', '.join(op.outputs)})."]
+    lines = doc_lines(op.doc, "    ") + doc_returns + ["    ///", f"    /// C: `{op.c_name}`."]
+    lines += [f"    pub fn {method_name(op.name)}(&self{''.join(', ' + p for p in params)}) -> Result<{returns}> {{"]
     lines += prelude
-    lines += [f"        let _state = state::{lock}();",
-              "        let mut out = std::ptr::null_mut();",
-              f"        // SAFETY: every handle is alive (borrowed for the call), slices are (pointer, length)",
-              "        // pairs, and out receives a new reference that Tensor::from_raw takes over.",
-              f"        check(unsafe {{ sys::{op.c_name}({session}, {', '.join(call + ['&mut out'])}) }})?;",
-              f"        Ok(unsafe {{ Tensor::from_raw(out, {handle}) }})", "    }", ""]
+    lines += [f"        let _state = state::{lock}();"]
+    lines += [f"        let mut {o} = std::ptr::null_mut();" for o in outs]
+    lines += [f"        // SAFETY: every handle is alive (borrowed for the call), slices are (pointer, length)",
+              "        // pairs, and each out pointer receives a new reference that Tensor::from_raw takes over",
+              "        // (none is written on failure).",
+              f"        check(unsafe {{ sys::{op.c_name}({session}, {', '.join(call + [f'&mut {o}' for o in outs])}) }})?;"]
+    wrapped = [f"unsafe {{ Tensor::from_raw({o}, {handle}) }}" for o in outs]
+    lines += [f"        Ok({wrapped[0] if len(outs) == 1 else '(' + ', '.join(wrapped) + ')'})", "    }", ""]
     return lines
 
 

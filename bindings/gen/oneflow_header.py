@@ -2,7 +2,8 @@
 
 The header's op section (between "ops" and "end of ops") declares one C function per op, in a few
 regular shapes: `of_status_t* of_<op>(of_session_t* session, <arguments>, of_tensor_t** out_tensor)`,
-each argument one of the kinds below. parse() reads them into Op values, and the options structs they
+each argument one of the kinds below; an op with several results ends with one `of_tensor_t** out_<name>`
+per result instead (`of_tensor_t** out_values, of_tensor_t** out_indices`: Op.outputs names them). parse() reads them into Op values, and the options structs they
 take into OptionsStruct values, so that adding an op to the header adds it to every binding. A
 declaration in the op section that fits no shape stops the generator with its name (extend the model,
 or hand-write that function in each binding and list it in HAND_WRITTEN).
@@ -60,8 +61,9 @@ class Arg:
 class Op:
     c_name: str  # "of_add_scalar"
     name: str  # "add_scalar"
-    args: list  # Arg values, session and out_tensor excluded
+    args: list  # Arg values, session and the out parameters excluded
     doc: str
+    outputs: list = field(default_factory=lambda: ["tensor"])  # result names: out_<name> in C
 
     @property
     def first_tensor(self):
@@ -131,10 +133,14 @@ _FIELD_KINDS = {"int64_t": "int64", "int32_t": "int32", "uint64_t": "uint64", "s
 def _op(function):
     """The Op of a function of the op section, or None when it is not op-shaped."""
     p = function.params
-    if (function.ret != "of_status_t*" or len(p) < 2 or p[0].ctype != "of_session_t*"
-            or p[-1].ctype != "of_tensor_t**" or p[-1].name != "out_tensor"):
+    n_out = 0
+    while n_out < len(p) - 1 and p[-1 - n_out].ctype == "of_tensor_t**" and p[-1 - n_out].name.startswith("out_"):
+        n_out += 1
+    outputs = [q.name[4:] for q in p[len(p) - n_out:]]
+    if (function.ret != "of_status_t*" or len(p) < 2 or p[0].ctype != "of_session_t*" or n_out == 0
+            or (n_out == 1 and outputs != ["tensor"]) or "tensor" in outputs[1:]):
         return None
-    args, i, inner = [], 0, p[1:-1]
+    args, i, inner = [], 0, p[1:-n_out]
     while i < len(inner):
         q = inner[i]
         after = inner[i + 1] if i + 1 < len(inner) else None
@@ -154,7 +160,7 @@ def _op(function):
         else:
             raise SystemExit(f"oneflow_header: {function.name}: no op argument kind for '{q.ctype} {q.name}'")
         i += 1
-    return Op(function.name, function.name[3:], args, function.doc)
+    return Op(function.name, function.name[3:], args, function.doc, outputs)
 
 
 def parse(path):
@@ -246,7 +252,7 @@ def camel(name, upper_first=False):
 if __name__ == "__main__":
     h = parse(sys.argv[1])
     for op in h.ops:
-        print(op.c_name, [(a.kind, a.name, "?" if a.nullable else "", a.options) for a in op.args])
+        print(op.c_name, [(a.kind, a.name, "?" if a.nullable else "", a.options) for a in op.args], op.outputs)
     for o in h.options.values():
         print(o.c_name, [(f.kind, f.ctype, f.name, f.count) for f in o.fields])
     print(h.enums)
