@@ -56,6 +56,34 @@ bool HasSideEffects(const WorkNode& n) {
   return false;
 }
 
+// Note [Symbols in attributes]
+// A target shape traced with a named symbol (reshape to (batch, seq, heads, d) inside a graph whose
+// inputs declare `seq`) keeps the symbol in its attribute. A plan is compiled for concrete input sizes,
+// which bind every symbol the inputs declare: each int-list attribute entry that encodes a bound
+// symbol becomes its size here, before concrete inference, so that the ops see the sizes they run at.
+// Small negative entries (-1 = inferred, negative dims) never encode symbols and are left alone.
+void ResolveSymbolAttrs(Work& w, const ShapeBinding& binding) {
+  for (WorkNode& n : w.nodes) {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> resolved;
+    for (const auto& [name, value] : n.attrs.items()) {
+      const auto* ints = std::get_if<std::vector<int64_t>>(&value);
+      if (ints == nullptr) continue;
+      std::vector<int64_t> sizes = *ints;
+      bool changed = false;
+      for (int64_t& v : sizes) {
+        if (v >= -1 || v == Dim::kUnknownValue || v >= Dim::kUnknownValue + Dim::kMaxSymbols) continue;
+        const Dim d = binding.Resolve(Dim::FromRaw(v, name));
+        if (d.is_known()) {
+          v = d.value();
+          changed = true;
+        }
+      }
+      if (changed) resolved.emplace_back(name, std::move(sizes));
+    }
+    for (auto& [name, sizes] : resolved) n.attrs.Set(name, std::move(sizes));
+  }
+}
+
 // Concrete inference, node by node, in trace order.
 void InferConcrete(Work& w) {
   for (WorkNode& n : w.nodes) {
@@ -220,8 +248,10 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   Work w;
   w.metas.reserve(program.values.size());
   for (const Value& v : program.values) w.metas.push_back(v.meta);
+  ShapeBinding binding;
   for (size_t i = 0; i < program.inputs.size(); ++i) {
     const Value& v = program.values[static_cast<size_t>(program.inputs[i])];
+    binding.Bind(v.meta.shape, input_shapes[i], v.name);
     w.metas[static_cast<size_t>(program.inputs[i])].shape = input_shapes[i];
     exe->signature += fmt::format("{}{}: {}", exe->signature.empty() ? "" : ", ", v.name, input_shapes[i]);
   }
@@ -235,6 +265,7 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   w.is_output.assign(w.metas.size(), false);
   for (int32_t v : program.outputs) w.is_output[static_cast<size_t>(v)] = true;
 
+  ResolveSymbolAttrs(w, binding);  // Note [Symbols in attributes]
   InferConcrete(w);
   EliminateDeadCode(w);
   if (options.fuse) {
