@@ -663,6 +663,17 @@ OF_API of_status_t* of_zeros_like(of_session_t* session, const of_tensor_t* x, o
 OF_API of_status_t* of_ones_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out_tensor);
 
+/* ---- indexing ---- */
+/* Embedding lookup: weight (num, dim) floating, indices int64 of any shape (0-d and empty included)
+ * -> indices' shape + (dim), the rows of weight that the indices name. Every index must lie in
+ * [0, num) (INVALID_ARGUMENT naming the index, its position and the range otherwise; indices are not
+ * wrapped). The gradient w.r.t. weight sums the result's gradient rows into the rows they came from;
+ * row padding_idx, when in [0, num), gets none. C has no None: a negative padding_idx means no padding
+ * row (PyTorch's negative padding_idx, counted from the end, is not taken); padding_idx >= num is
+ * INVALID_ARGUMENT. */
+OF_API of_status_t* of_embedding(of_session_t* session, const of_tensor_t* weight, const of_tensor_t* indices,
+                                 int64_t padding_idx, of_tensor_t** out_tensor);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
