@@ -33,6 +33,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterFusedOps(*r);
     RegisterOptimizerOps(*r);
     RegisterIndexingOps(*r);
+    RegisterNormalizationOps(*r);
     return r;
   }();
   return *registry;

@@ -13,4 +13,5 @@ void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, c
 void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
 void RegisterIndexingOps(OpRegistry& registry);     // core/ops/indexing.cpp: embedding, gather/scatter, ...
+void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
 }  // namespace oneflow

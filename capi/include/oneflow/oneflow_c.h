@@ -673,6 +673,28 @@ OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, do
  * INVALID_ARGUMENT. */
 OF_API of_status_t* of_embedding(of_session_t* session, const of_tensor_t* weight, const of_tensor_t* indices,
                                  int64_t padding_idx, of_tensor_t** out_tensor);
+/* ---- normalization (layer_norm, group_norm, instance_norm) ----
+ * Each computes (x - mean) / sqrt(var + eps) * weight + bias over groups of x's elements, with the
+ * biased variance of each group (computed in float64); weight and bias may each be NULL (1 and 0)
+ * and must have x's dtype. x is float32 or float64 (other dtypes are INVALID_ARGUMENT); eps must be
+ * finite and >= 0 (PyTorch's default is 1e-5). Differentiable in x, weight and bias. */
+
+/* Layer normalisation over the last ndims dims of x, which must equal normalized_shape (ndims >= 1):
+ * x (..., *normalized_shape); weight and bias have shape normalized_shape. */
+OF_API of_status_t* of_layer_norm(of_session_t* session, const of_tensor_t* x, const int64_t* normalized_shape,
+                                  size_t ndims, OF_NULLABLE const of_tensor_t* weight,
+                                  OF_NULLABLE const of_tensor_t* bias, double eps, of_tensor_t** out_tensor);
+/* Group normalisation of x (N, C, ...): the C channels of each sample are split into num_groups
+ * (>= 1, dividing C) groups of consecutive channels, each normalised over its channels and spatial
+ * elements; weight and bias are (C), per channel. */
+OF_API of_status_t* of_group_norm(of_session_t* session, const of_tensor_t* x, int64_t num_groups,
+                                  OF_NULLABLE const of_tensor_t* weight, OF_NULLABLE const of_tensor_t* bias,
+                                  double eps, of_tensor_t** out_tensor);
+/* Instance normalisation of x (N, C, ...) with at least one spatial dim and more than one spatial
+ * element: each (sample, channel) normalised over its spatial elements; weight and bias (C). Always
+ * uses the input's statistics (PyTorch's use_input_stats): there are no running statistics. */
+OF_API of_status_t* of_instance_norm(of_session_t* session, const of_tensor_t* x, OF_NULLABLE const of_tensor_t* weight,
+                                     OF_NULLABLE const of_tensor_t* bias, double eps, of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
