@@ -28,6 +28,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterElementwiseOps(*r);
     RegisterReduceOps(*r);
     RegisterNnOps(*r);
+    RegisterAttentionOps(*r);
     RegisterViewOps(*r);
     RegisterDnnlOps(*r);
     RegisterFusedOps(*r);

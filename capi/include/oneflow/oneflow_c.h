@@ -663,6 +663,30 @@ OF_API of_status_t* of_zeros_like(of_session_t* session, const of_tensor_t* x, o
 OF_API of_status_t* of_ones_like(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
 OF_API of_status_t* of_full_like(of_session_t* session, const of_tensor_t* x, double value, of_tensor_t** out_tensor);
 
+/* ---- attention ---- */
+
+/* Options of of_scaled_dot_product_attention. */
+typedef struct of_attention_options_t {
+  size_t struct_size; /* sizeof(of_attention_options_t), set by of_attention_options_init */
+  double dropout_p;   /* probability of dropping each attention weight, in [0, 1); default 0 */
+  of_bool_t is_causal; /* 1: query i attends to keys j <= i only (top-left aligned, as PyTorch), and
+                          attn_mask must be NULL; default 0 */
+  double scale;       /* the factor on q k^T, finite; 0 (default) = 1 / sqrt(E) */
+} of_attention_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_attention_options_init(of_attention_options_t* options);
+/* softmax(q k^T * scale + mask) v, as PyTorch's scaled_dot_product_attention, fused: q (..., L, E),
+ * k (..., S, E), v (..., S, Ev), all float32 or all float64, batch dims (...) broadcasting with each
+ * other (e.g. (N, H)); the result is (..., L, Ev). attn_mask may be NULL; otherwise it broadcasts to
+ * (..., L, S) and is bool (true = attend) or of q's dtype (added to the scores, -inf = not attended).
+ * A query row that attends to no key gives zeros (not NaN). Dropout (dropout_p > 0) is applied to the
+ * attention weights, drawing from the session's generator (reproducible for a seed). Differentiable
+ * in q, k and v (not in attn_mask). options may be NULL for the defaults. */
+OF_API of_status_t* of_scaled_dot_product_attention(of_session_t* session, const of_tensor_t* q, const of_tensor_t* k,
+                                                    const of_tensor_t* v, OF_NULLABLE const of_tensor_t* attn_mask,
+                                                    OF_NULLABLE const of_attention_options_t* options,
+                                                    of_tensor_t** out_tensor);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
