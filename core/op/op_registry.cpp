@@ -29,6 +29,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterReduceOps(*r);
     RegisterNnOps(*r);
     RegisterAttentionOps(*r);
+    RegisterLossOps(*r);
     RegisterViewOps(*r);
     RegisterDnnlOps(*r);
     RegisterFusedOps(*r);

@@ -643,7 +643,9 @@ typedef struct of_loss_options_t {
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_loss_options_init(of_loss_options_t* options);
 /* Cross-entropy of logits (N, C) (floating) against target (N) int64 class indices in [0, C) or
- * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults). */
+ * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults).
+ * logits (N, C, d1, ...) with target (N, d1, ...) take the softmax over dim 1 for every (n, d1, ...);
+ * OF_REDUCTION_NONE then gives target's shape. */
 OF_API of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
                                      OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 /* Negative log-likelihood of log_probs (N, C) (e.g. of_log_softmax's result) against target as for
@@ -686,6 +688,53 @@ OF_API of_status_t* of_scaled_dot_product_attention(of_session_t* session, const
                                                     const of_tensor_t* v, OF_NULLABLE const of_tensor_t* attn_mask,
                                                     OF_NULLABLE const of_attention_options_t* options,
                                                     of_tensor_t** out_tensor);
+
+/* ---- losses ---- */
+
+/* Elementwise losses of input against target: one floating dtype and one shape (PyTorch broadcasts
+ * mse/l1/kl_div targets with a warning; here a shape mismatch is INVALID_ARGUMENT). options (NULL =
+ * defaults) gives the reduction: OF_REDUCTION_NONE keeps input's shape, MEAN averages over all
+ * elements (NaN for none), SUM sums; ignore_index is not used and label_smoothing must be 0.
+ * Differentiable in input and target. */
+/* (input - target)^2. */
+OF_API of_status_t* of_mse_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                                OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+/* |input - target|. */
+OF_API of_status_t* of_l1_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                               OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+/* d = input - target: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta. beta finite and >= 0
+ * (PyTorch's default is 1; 0 gives of_l1_loss). */
+OF_API of_status_t* of_smooth_l1_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                                      double beta, OF_NULLABLE const of_loss_options_t* options,
+                                      of_tensor_t** out_tensor);
+/* -weight [pos_weight target log sigmoid(input) + (1 - target) log(1 - sigmoid(input))] computed
+ * stably from the logits `input`. weight and pos_weight may be NULL (1); otherwise of input's dtype
+ * and broadcasting to input's shape (pos_weight typically (C) for input (N, C)); they are not
+ * differentiated. */
+OF_API of_status_t* of_binary_cross_entropy_with_logits(of_session_t* session, const of_tensor_t* input,
+                                                        const of_tensor_t* target, OF_NULLABLE const of_tensor_t* weight,
+                                                        OF_NULLABLE const of_tensor_t* pos_weight,
+                                                        OF_NULLABLE const of_loss_options_t* options,
+                                                        of_tensor_t** out_tensor);
+/* Kullback-Leibler divergence of input (log-probabilities) from target: target (log target - input)
+ * (0 where target is 0), or with log_target 1 (target holds log-probabilities) exp(target)
+ * (target - input). MEAN is the mean over all elements, as PyTorch's "mean" (divide a SUM by the
+ * batch size for "batchmean"). */
+OF_API of_status_t* of_kl_div(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                              of_bool_t log_target, OF_NULLABLE const of_loss_options_t* options,
+                              of_tensor_t** out_tensor);
+/* of_cross_entropy and of_nll_loss with class weights: weight (C) of the input's dtype, or NULL (1 for
+ * every class, the same as of_cross_entropy / of_nll_loss). Sample i counts weight[target_i]; MEAN
+ * divides by the sum of the weights of the targets that are not ignore_index (PyTorch's weighted
+ * mean; NaN when that is 0). Label smoothing weighs class c by weight[c], as PyTorch. Like the
+ * unweighted functions they take input (N, C) with target (N), or (N, C, d1, ...) with target
+ * (N, d1, ...) (NONE then gives target's shape). weight is not differentiated. */
+OF_API of_status_t* of_weighted_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
+                                              OF_NULLABLE const of_tensor_t* weight,
+                                              OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+OF_API of_status_t* of_weighted_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
+                                         OF_NULLABLE const of_tensor_t* weight,
+                                         OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
