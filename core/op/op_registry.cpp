@@ -30,6 +30,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterNnOps(*r);
     RegisterAttentionOps(*r);
     RegisterLossOps(*r);
+    RegisterRecurrentOps(*r);
     RegisterViewOps(*r);
     RegisterDnnlOps(*r);
     RegisterFusedOps(*r);

@@ -1,4 +1,4 @@
-/* CMocka tests of the losses of the C ABI: each function on small inputs worked
+/* CMocka tests of the losses and recurrent cells of the C ABI: each function on small inputs worked
  * out by hand, and the error paths. */
 #include "capi_op_util.h"
 
@@ -111,10 +111,57 @@ static void test_weighted_class_losses(void** state) {
   of_tensor_release(w2);
 }
 
+static void test_recurrent_cells(void** state) {
+  of_session_t* s = *state;
+  of_tensor_t* x = make_tensor(s, F64, DIMS(1, 1), VALS(0));
+  of_tensor_t* h = make_tensor(s, F64, DIMS(1, 1), VALS(1));
+  of_tensor_t* c = make_tensor(s, F64, DIMS(1, 1), VALS(1));
+  of_tensor_t* w4 = make_tensor(s, F64, DIMS(4, 1), VALS(0, 0, 0, 0));
+  of_tensor_t* b4 = make_tensor(s, F64, DIMS(4), VALS(0, 0, 1, 0));
+  of_tensor_t* w3 = make_tensor(s, F64, DIMS(3, 1), VALS(0, 0, 0));
+  of_tensor_t* b3 = make_tensor(s, F64, DIMS(3), VALS(0, 0, 2));
+  /* Gates 0 (g = 1 with the bias): i = f = o = 1/2, c' = c / 2 + tanh(g) / 2, h' = tanh(c') / 2. */
+  of_tensor_t* hn = NULL;
+  of_tensor_t* cn = NULL;
+  ASSERT_OK(of_lstm_cell(s, x, h, c, w4, w4, NULL, NULL, &hn, &cn));
+  EXPECT_TENSOR(hn, F64, DIMS(1, 1), VALS(0.5 * tanh(0.5)), 1e-12);
+  EXPECT_TENSOR(cn, F64, DIMS(1, 1), VALS(0.5), 1e-12);
+  of_tensor_release(hn);
+  of_tensor_release(cn);
+  ASSERT_OK(of_lstm_cell(s, x, h, c, w4, w4, b4, NULL, &hn, &cn));
+  const double c1 = 0.5 + 0.5 * tanh(1.0);
+  EXPECT_TENSOR(hn, F64, DIMS(1, 1), VALS(0.5 * tanh(c1)), 1e-12);
+  EXPECT_TENSOR(cn, F64, DIMS(1, 1), VALS(c1), 1e-12);
+  of_tensor_release(hn);
+  of_tensor_release(cn);
+  /* GRU: r = z = 1/2, n = tanh(0 + r h_n), h' = n / 2 + h / 2. */
+  OP_EXPECT(of_gru_cell(s, x, h, w3, w3, NULL, NULL, &r), F64, DIMS(1, 1), VALS(0.5), 1e-12);
+  OP_EXPECT(of_gru_cell(s, x, h, w3, w3, NULL, b3, &r), F64, DIMS(1, 1), VALS(0.5 * tanh(1.0) + 0.5), 1e-12);
+  /* Errors: both outputs are required; shapes are checked; nothing is written on failure. */
+  hn = OUT_SENTINEL;
+  ASSERT_STATUS(of_lstm_cell(s, x, h, c, w4, w4, NULL, NULL, &hn, NULL), OF_STATUS_INVALID_ARGUMENT, "out_c");
+  assert_ptr_equal(hn, OUT_SENTINEL);
+  cn = OUT_SENTINEL;
+  ASSERT_STATUS(of_lstm_cell(s, x, h, c, w3, w4, NULL, NULL, &hn, &cn), OF_STATUS_INVALID_ARGUMENT, "lstm_cell",
+                "w_ih");
+  assert_ptr_equal(hn, OUT_SENTINEL);
+  assert_ptr_equal(cn, OUT_SENTINEL);
+  OP_FAILS(of_gru_cell(s, x, h, w4, w3, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "gru_cell", "w_ih");
+  OP_FAILS(of_gru_cell(s, x, NULL, w3, w3, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT, "'h'");
+  of_tensor_release(x);
+  of_tensor_release(h);
+  of_tensor_release(c);
+  of_tensor_release(w4);
+  of_tensor_release(b4);
+  of_tensor_release(w3);
+  of_tensor_release(b3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_elementwise_losses, of_test_setup_session, of_test_teardown_session),
       cmocka_unit_test_setup_teardown(test_weighted_class_losses, of_test_setup_session, of_test_teardown_session),
+      cmocka_unit_test_setup_teardown(test_recurrent_cells, of_test_setup_session, of_test_teardown_session),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

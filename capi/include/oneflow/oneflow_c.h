@@ -736,6 +736,24 @@ OF_API of_status_t* of_weighted_nll_loss(of_session_t* session, const of_tensor_
                                          OF_NULLABLE const of_tensor_t* weight,
                                          OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 
+/* ---- recurrent ---- */
+
+/* One step of an LSTM cell, as PyTorch's LSTMCell: x (N, I), h and c (N, H), w_ih (4H, I), w_hh (4H, H),
+ * b_ih and b_hh (4H) or NULL (no bias), all float32 or all float64. The gates x w_ih^T + b_ih +
+ * h w_hh^T + b_hh are taken in PyTorch's order (i, f, g, o): c' = sigmoid(f) c + sigmoid(i) tanh(g),
+ * h' = sigmoid(o) tanh(c'). *out_h receives h' and *out_c c' (both (N, H), new references; both
+ * required). Differentiable in every input. */
+OF_API of_status_t* of_lstm_cell(of_session_t* session, const of_tensor_t* x, const of_tensor_t* h, const of_tensor_t* c,
+                                 const of_tensor_t* w_ih, const of_tensor_t* w_hh, OF_NULLABLE const of_tensor_t* b_ih,
+                                 OF_NULLABLE const of_tensor_t* b_hh, of_tensor_t** out_h, of_tensor_t** out_c);
+/* One step of a GRU cell, as PyTorch's GRUCell: x (N, I), h (N, H), w_ih (3H, I), w_hh (3H, H), biases
+ * (3H) or NULL, one floating dtype. With the chunks (r, z, n) of x w_ih^T + b_ih (x_*) and of
+ * h w_hh^T + b_hh (h_*): r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r h_n),
+ * h' = (1 - z) n + z h, (N, H). Differentiable in every input. */
+OF_API of_status_t* of_gru_cell(of_session_t* session, const of_tensor_t* x, const of_tensor_t* h,
+                                const of_tensor_t* w_ih, const of_tensor_t* w_hh, OF_NULLABLE const of_tensor_t* b_ih,
+                                OF_NULLABLE const of_tensor_t* b_hh, of_tensor_t** out_tensor);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
