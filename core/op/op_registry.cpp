@@ -28,6 +28,9 @@ OpRegistry& OpRegistry::Global() {
     RegisterElementwiseOps(*r);
     RegisterReduceOps(*r);
     RegisterNnOps(*r);
+    RegisterAttentionOps(*r);
+    RegisterLossOps(*r);
+    RegisterRecurrentOps(*r);
     RegisterViewOps(*r);
     RegisterDnnlOps(*r);
     RegisterFusedOps(*r);

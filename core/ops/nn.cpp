@@ -1,5 +1,5 @@
 // softmax, log_softmax, nll_loss, cross_entropy (fused log_softmax + nll_loss with label smoothing),
-// dropout, and their gradient ops.
+// both with optional class weights and (N, C, d1, ...) inputs, dropout, and their gradient ops.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,6 +7,7 @@
 
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
+#include "core/ops/losses.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
 
@@ -42,15 +43,23 @@ std::string_view ReductionName(Reduction reduction) {
 
 TensorPtr CrossEntropy(const TensorPtr& logits, const TensorPtr& target, Reduction reduction, int64_t ignore_index,
                        double label_smoothing) {
+  return WeightedCrossEntropy(logits, target, nullptr, reduction, ignore_index, label_smoothing);
+}
+TensorPtr WeightedCrossEntropy(const TensorPtr& logits, const TensorPtr& target, const TensorPtr& weight,
+                               Reduction reduction, int64_t ignore_index, double label_smoothing) {
   static const OpDef& op = Op("cross_entropy");
-  return Apply1(op, {logits, target},
+  return Apply1(op, {logits, target, weight},
                 {{"reduction", std::string(ReductionName(reduction))},
                  {"ignore_index", ignore_index},
                  {"label_smoothing", label_smoothing}});
 }
 TensorPtr NllLoss(const TensorPtr& log_probs, const TensorPtr& target, Reduction reduction, int64_t ignore_index) {
+  return WeightedNllLoss(log_probs, target, nullptr, reduction, ignore_index);
+}
+TensorPtr WeightedNllLoss(const TensorPtr& log_probs, const TensorPtr& target, const TensorPtr& weight,
+                          Reduction reduction, int64_t ignore_index) {
   static const OpDef& op = Op("nll_loss");
-  return Apply1(op, {log_probs, target},
+  return Apply1(op, {log_probs, target, weight},
                 {{"reduction", std::string(ReductionName(reduction))}, {"ignore_index", ignore_index}});
 }
 
@@ -184,19 +193,40 @@ std::vector<TensorPtr> LogSoftmaxBackward(const BackwardContext& ctx) {
 
 // ---- nll_loss, cross_entropy -------------------------------------------------------------------------
 
-// (input (N, C), target (N) int64) with "reduction" and "ignore_index"; the loss is () or (N).
+// (input (N, C, d1, ...), target (N, d1, ...) int64, weight (C) or absent) with "reduction" and
+// "ignore_index"; the loss is () or target's shape.
 Shape InferLossShape(std::span<const TensorMeta> in, const Attrs& attrs, std::string_view input_name) {
   const TensorMeta &x = in[0], &t = in[1];
   OF_CHECK(x.dtype->is_floating_point()) << input_name << " must be floating point, got " << x.dtype;
-  OF_CHECK(x.shape.ndim() == 2) << input_name << " must be 2-D (N, C), got shape " << x.shape;
+  OF_CHECK(x.shape.ndim() >= 2) << input_name << " must be at least 2-D (N, C) or (N, C, d1, ...), got shape " << x.shape;
   OF_CHECK(t.dtype == DType::Int64()) << "target must hold int64 class indices, got " << t.dtype;
-  OF_CHECK(t.shape.ndim() == 1) << "target must be 1-D (N), got shape " << t.shape;
-  const Dim n = x.shape[0], tn = t.shape[0];
-  OF_CHECK(!(n.is_known() && tn.is_known() && n != tn) && !(n.is_symbol() && tn.is_symbol() && n != tn))
-      << "target has " << tn << " entries but " << input_name << " has " << n << " rows (shapes " << t.shape << " and "
-      << x.shape << ")";
+  const auto mismatch = [](Dim a, Dim b) {
+    return (a.is_known() && b.is_known() && a != b) || (a.is_symbol() && b.is_symbol() && a != b);
+  };
+  if (x.shape.ndim() == 2) {
+    OF_CHECK(t.shape.ndim() == 1) << "target must be 1-D (N), got shape " << t.shape;
+    OF_CHECK(!mismatch(x.shape[0], t.shape[0]))
+        << "target has " << t.shape[0] << " entries but " << input_name << " has " << x.shape[0] << " rows (shapes "
+        << t.shape << " and " << x.shape << ")";
+  } else {
+    bool ok = t.shape.ndim() == x.shape.ndim() - 1;
+    for (int64_t d = 0; ok && d < t.shape.ndim(); ++d) ok = !mismatch(t.shape[d], x.shape[d == 0 ? 0 : d + 1]);
+    OF_CHECK(ok) << "target " << t.shape << " must be " << input_name << " " << x.shape
+                 << "'s shape without the class dim 1 (N, d1, ...)";
+  }
+  if (in.size() > 2 && in[2].dtype) {
+    const TensorMeta& w = in[2];
+    OF_CHECK(w.dtype == x.dtype) << "weight must have " << input_name << "'s dtype " << x.dtype << ", got " << w.dtype;
+    OF_CHECK(w.shape.ndim() == 1 && !mismatch(w.shape[0], x.shape[1]))
+        << "weight must be 1-D with one entry per class (" << x.shape[1] << "), got shape " << w.shape;
+  }
   if (ops::ReductionFromName(attrs.Get<std::string>("reduction")) != ops::Reduction::kNone) return Shape{};
-  return Shape{n.is_known() ? n : tn};
+  Shape out = t.shape;
+  for (int64_t d = 0; d < out.ndim(); ++d) {
+    const Dim xd = x.shape[d == 0 ? 0 : d + 1];
+    if (!out[d].is_known() && xd.is_known()) out[d] = xd;
+  }
+  return out;
 }
 
 std::vector<TensorMeta> InferNllLoss(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -209,7 +239,7 @@ std::vector<TensorMeta> InferCrossEntropy(std::span<const TensorMeta> in, const 
   return {{in[0].dtype, InferLossShape(in, attrs, "logits"), in[0].device}};
 }
 
-// (dy, input, target) -> d input.
+// (dy, input, target, weight) -> d input.
 std::vector<TensorMeta> InferLossBackward(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape loss = InferLossShape(in.subspan(1), attrs, "input");
   OF_CHECK(in[0].shape == loss && in[0].dtype == in[1].dtype)
@@ -217,115 +247,145 @@ std::vector<TensorMeta> InferLossBackward(std::span<const TensorMeta> in, const 
   return {in[1]};
 }
 
+// The samples of a loss call: sample r = (n, k) (k over d1 x ...) has its C class values at
+// base(r) + c * inner.
 struct LossShape {
-  int64_t n, c;
+  int64_t n, c, inner;
   ops::Reduction reduction;
   int64_t ignore_index;
-  int64_t count;  // targets that are not ignore_index
+  double total_weight;  // the weights of the targets that are not ignore_index (their count without weights)
+  int64_t samples() const { return n * inner; }
+  int64_t base(int64_t r) const { return (r / inner) * c * inner + r % inner; }
 };
 
-// Validates the targets (every one in [0, C) or ignore_index) and counts those not ignored.
-LossShape CheckTargets(const Tensor& input, const Tensor& target, const Attrs& attrs) {
-  LossShape l{input.shape()[0].value(), input.shape()[1].value(),
+// Validates the targets (every one in [0, C) or ignore_index) and sums the weights of those not
+// ignored (weight null: counts them).
+template <typename T>
+LossShape CheckTargets(const Tensor& input, const Tensor& target, const T* weight, const Attrs& attrs) {
+  LossShape l{input.shape()[0].value(), input.shape()[1].value(), 1,
               ops::ReductionFromName(attrs.Get<std::string>("reduction")), attrs.Int("ignore_index"), 0};
+  for (int64_t d = 2; d < input.ndim(); ++d) l.inner *= input.shape()[d].value();
   const int64_t* t = target.data<const int64_t>();
-  for (int64_t i = 0; i < l.n; ++i) {
+  for (int64_t i = 0; i < l.samples(); ++i) {
     if (t[i] == l.ignore_index) continue;
     if (t[i] < 0 || t[i] >= l.c) {
       OF_THROW(InvalidArgument) << "target[" << i << "] = " << t[i] << " is out of range for " << l.c
                                 << " classes (expected 0.." << l.c - 1 << " or ignore_index " << l.ignore_index << ")";
     }
-    ++l.count;
+    l.total_weight += weight ? static_cast<double>(weight[t[i]]) : 1.0;
   }
   return l;
 }
 
-// Writes the per-row losses (reduction none) or their sum / mean (count 0 gives NaN, as in PyTorch).
+template <typename T>
+const T* WeightOf(const KernelContext& ctx, size_t i) {
+  return i < ctx.inputs.size() && ctx.inputs[i] ? ctx.in(i).data<const T>() : nullptr;
+}
+
+// Writes the per-sample losses (reduction none) or their sum / weighted mean (a zero total weight
+// gives NaN, as in PyTorch).
 template <typename T>
 void WriteLoss(const LossShape& l, const std::vector<double>& rows, T* out) {
   if (l.reduction == ops::Reduction::kNone) {
-    for (int64_t i = 0; i < l.n; ++i) out[i] = static_cast<T>(rows[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < l.samples(); ++i) out[i] = static_cast<T>(rows[static_cast<size_t>(i)]);
     return;
   }
   double total = 0;
   for (double r : rows) total += r;
-  if (l.reduction == ops::Reduction::kMean) total /= static_cast<double>(l.count);
+  if (l.reduction == ops::Reduction::kMean) total /= l.total_weight;
   out[0] = static_cast<T>(total);
 }
 
-// The gradient's scale for row i: dy[i] (none), dy (sum) or dy / count (mean).
+// The gradient's scale for sample i: dy[i] (none), dy (sum) or dy / total weight (mean).
 template <typename T>
 double RowScale(const LossShape& l, const T* dy, int64_t i) {
   if (l.reduction == ops::Reduction::kNone) return static_cast<double>(dy[i]);
   const double g = static_cast<double>(dy[0]);
-  return l.reduction == ops::Reduction::kMean ? g / static_cast<double>(l.count) : g;
+  return l.reduction == ops::Reduction::kMean ? g / l.total_weight : g;
 }
 
+// loss_i = -w[t_i] log_probs[i, t_i], 0 where ignored.
 void NllLossKernel(KernelContext& ctx) {
   const Tensor& lp = ctx.in(0);
-  const LossShape l = CheckTargets(lp, ctx.in(1), ctx.attrs);
   const int64_t* t = ctx.in(1).data<const int64_t>();
   VisitDType(lp.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
+      const T* w = WeightOf<T>(ctx, 2);
+      const LossShape l = CheckTargets(lp, ctx.in(1), w, ctx.attrs);
       const T* p = lp.data<const T>();
-      std::vector<double> rows(static_cast<size_t>(l.n));
-      for (int64_t i = 0; i < l.n; ++i) rows[static_cast<size_t>(i)] = t[i] == l.ignore_index ? 0.0 : -static_cast<double>(p[i * l.c + t[i]]);
+      std::vector<double> rows(static_cast<size_t>(l.samples()));
+      for (int64_t i = 0; i < l.samples(); ++i) {
+        if (t[i] == l.ignore_index) continue;
+        const double wi = w ? static_cast<double>(w[t[i]]) : 1.0;
+        rows[static_cast<size_t>(i)] = -wi * static_cast<double>(p[l.base(i) + t[i] * l.inner]);
+      }
       WriteLoss(l, rows, ctx.out(0).data<T>());
     }
   });
 }
 
-// (dy, log_probs, target): dx[i, target[i]] = -scale_i, zero elsewhere.
+// (dy, log_probs, target, weight): dx[i, target[i]] = -scale_i w[target[i]], zero elsewhere.
 void NllLossBackwardKernel(KernelContext& ctx) {
   const Tensor& lp = ctx.in(1);
-  const LossShape l = CheckTargets(lp, ctx.in(2), ctx.attrs);
   const int64_t* t = ctx.in(2).data<const int64_t>();
   VisitDType(lp.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
+      const T* w = WeightOf<T>(ctx, 3);
+      const LossShape l = CheckTargets(lp, ctx.in(2), w, ctx.attrs);
       const T* dy = ctx.in(0).data<const T>();
       T* dx = ctx.out(0).data<T>();
-      std::fill(dx, dx + l.n * l.c, T(0));
-      for (int64_t i = 0; i < l.n; ++i) {
-        if (t[i] != l.ignore_index) dx[i * l.c + t[i]] = static_cast<T>(-RowScale(l, dy, i));
+      std::fill(dx, dx + lp.numel(), T(0));
+      for (int64_t i = 0; i < l.samples(); ++i) {
+        if (t[i] == l.ignore_index) continue;
+        const double wi = w ? static_cast<double>(w[t[i]]) : 1.0;
+        dx[l.base(i) + t[i] * l.inner] = static_cast<T>(-RowScale(l, dy, i) * wi);
       }
     }
   });
 }
 
-// Row i of logits: its log-sum-exp and mean.
+// Sample i's class values (n of them, `stride` apart): their log-sum-exp and their weighted mean
+// sum_c w_c x_c / C (w null: weights 1), and sum_c w_c / C.
 template <typename T>
-void RowStats(const T* x, int64_t c, double& lse, double& mean) {
+void RowStats(const T* x, int64_t c, int64_t stride, const T* w, double& lse, double& wmean, double& wsum) {
   T m = -std::numeric_limits<T>::infinity();
-  for (int64_t k = 0; k < c; ++k) m = std::max(m, x[k]);
-  double sum = 0, total = 0;
+  for (int64_t k = 0; k < c; ++k) m = std::max(m, x[k * stride]);
+  double sum = 0, total = 0, weights = 0;
   for (int64_t k = 0; k < c; ++k) {
-    sum += std::exp(x[k] - m);
-    total += x[k];
+    const double wk = w ? static_cast<double>(w[k]) : 1.0;
+    sum += std::exp(x[k * stride] - m);
+    total += wk * x[k * stride];
+    weights += wk;
   }
   lse = static_cast<double>(m) + std::log(sum);
-  mean = total / static_cast<double>(c);
+  wmean = total / static_cast<double>(c);
+  wsum = weights / static_cast<double>(c);
 }
 
-// loss_i = (1 - eps) (lse_i - x[i, t_i]) + eps (lse_i - mean_c x[i, c]), 0 where ignored.
+// loss_i = (1 - eps) w[t_i] (lse_i - x[i, t_i]) + eps / C sum_c w_c (lse_i - x[i, c]), 0 where ignored
+// (PyTorch's weighted label smoothing; the mean divides by the weights of the targets).
 void CrossEntropyKernel(KernelContext& ctx) {
   const Tensor& logits = ctx.in(0);
-  const LossShape l = CheckTargets(logits, ctx.in(1), ctx.attrs);
   const double eps = ctx.attrs.Float("label_smoothing");
   const int64_t* t = ctx.in(1).data<const int64_t>();
   VisitDType(logits.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
+      const T* w = WeightOf<T>(ctx, 2);
+      const LossShape l = CheckTargets(logits, ctx.in(1), w, ctx.attrs);
       const T* x = logits.data<const T>();
-      std::vector<double> rows(static_cast<size_t>(l.n));
-      ctx.pool.ParallelFor(l.n, std::max<int64_t>(1, kGrain / std::max<int64_t>(l.c, 1)), [&](int64_t begin, int64_t end) {
+      std::vector<double> rows(static_cast<size_t>(l.samples()));
+      ctx.pool.ParallelFor(l.samples(), std::max<int64_t>(1, kGrain / std::max<int64_t>(l.c, 1)), [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           if (t[i] == l.ignore_index) continue;
-          double lse, mean;
-          RowStats(x + i * l.c, l.c, lse, mean);
-          const double nll = lse - static_cast<double>(x[i * l.c + t[i]]);
-          rows[static_cast<size_t>(i)] = eps == 0.0 ? nll : (1.0 - eps) * nll + eps * (lse - mean);
+          const T* xi = x + l.base(i);
+          double lse, wmean, wsum;
+          RowStats(xi, l.c, l.inner, w, lse, wmean, wsum);
+          const double wt = w ? static_cast<double>(w[t[i]]) : 1.0;
+          const double nll = wt * (lse - static_cast<double>(xi[t[i] * l.inner]));
+          rows[static_cast<size_t>(i)] = eps == 0.0 ? nll : (1.0 - eps) * nll + eps * (wsum * lse - wmean);
         }
       });
       WriteLoss(l, rows, ctx.out(0).data<T>());
@@ -333,32 +393,41 @@ void CrossEntropyKernel(KernelContext& ctx) {
   });
 }
 
-// (dy, logits, target): dx[i, c] = scale_i (softmax(x_i)_c - (1 - eps) [c == t_i] - eps / C).
+// (dy, logits, target, weight):
+// dx[i, c] = scale_i ((1 - eps) w[t_i] (softmax_c - [c == t_i]) + eps / C (W softmax_c - w_c)), W = sum w.
 void CrossEntropyBackwardKernel(KernelContext& ctx) {
   const Tensor& logits = ctx.in(1);
-  const LossShape l = CheckTargets(logits, ctx.in(2), ctx.attrs);
   const double eps = ctx.attrs.Float("label_smoothing");
   const int64_t* t = ctx.in(2).data<const int64_t>();
   VisitDType(logits.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
+      const T* w = WeightOf<T>(ctx, 3);
+      const LossShape l = CheckTargets(logits, ctx.in(2), w, ctx.attrs);
       const T* dy = ctx.in(0).data<const T>();
       const T* x = logits.data<const T>();
       T* dx = ctx.out(0).data<T>();
       const double smooth = l.c > 0 ? eps / static_cast<double>(l.c) : 0.0;
-      ctx.pool.ParallelFor(l.n, std::max<int64_t>(1, kGrain / std::max<int64_t>(l.c, 1)), [&](int64_t begin, int64_t end) {
+      const int64_t s = l.inner;
+      ctx.pool.ParallelFor(l.samples(), std::max<int64_t>(1, kGrain / std::max<int64_t>(l.c, 1)), [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          const T* xi = x + i * l.c;
-          T* dxi = dx + i * l.c;
+          const T* xi = x + l.base(i);
+          T* dxi = dx + l.base(i);
           if (t[i] == l.ignore_index) {
-            std::fill(dxi, dxi + l.c, T(0));
+            for (int64_t k = 0; k < l.c; ++k) dxi[k * s] = T(0);
             continue;
           }
-          double lse, mean;
-          RowStats(xi, l.c, lse, mean);
+          double lse, wmean, wsum;
+          RowStats(xi, l.c, s, w, lse, wmean, wsum);
           const double g = RowScale(l, dy, i);
-          for (int64_t k = 0; k < l.c; ++k) dxi[k] = static_cast<T>(g * (std::exp(static_cast<double>(xi[k]) - lse) - smooth));
-          dxi[t[i]] = static_cast<T>(static_cast<double>(dxi[t[i]]) - g * (1.0 - eps));
+          const double wt = w ? static_cast<double>(w[t[i]]) : 1.0;
+          // (1 - eps) wt + eps W / C multiplies softmax; eps / C w_c and (1 - eps) wt [c == t] are subtracted.
+          const double ps = (1.0 - eps) * wt + eps * wsum;
+          for (int64_t k = 0; k < l.c; ++k) {
+            const double wk = w ? static_cast<double>(w[k]) : 1.0;
+            dxi[k * s] = static_cast<T>(g * (ps * std::exp(static_cast<double>(xi[k * s]) - lse) - smooth * wk));
+          }
+          dxi[t[i] * s] = static_cast<T>(static_cast<double>(dxi[t[i] * s]) - g * (1.0 - eps) * wt);
         }
       });
     }
@@ -368,8 +437,9 @@ void CrossEntropyBackwardKernel(KernelContext& ctx) {
 template <const char* kName>
 std::vector<TensorPtr> LossBackward(const BackwardContext& ctx) {
   static const OpDef& op = OpRegistry::Global().Get(kName);
-  if (!ctx.needs_input_grad[0]) return {TensorPtr(), TensorPtr()};
-  return {Apply1(op, {ctx.grad_outputs[0], ctx.inputs[0], ctx.inputs[1]}, ctx.attrs), TensorPtr()};
+  if (!ctx.needs_input_grad[0] || !ctx.grad_outputs[0]) return {TensorPtr(), TensorPtr(), TensorPtr()};
+  return {Apply1(op, {ctx.grad_outputs[0], ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]}, ctx.attrs), TensorPtr(),
+          TensorPtr()};
 }
 constexpr char kNllLossBackward[] = "nll_loss_backward";
 constexpr char kCrossEntropyBackward[] = "cross_entropy_backward";
@@ -438,16 +508,20 @@ void RegisterNnOps(OpRegistry& registry) {
                           .infer = InferSoftmaxBackward, .kernels = cpu(SoftmaxBackwardKernel<false>)});
   registry.Register(OpDef{.name = "log_softmax_backward", .inputs = {"y", "dy"}, .outputs = {"dx"}, .attrs = {dim},
                           .infer = InferSoftmaxBackward, .kernels = cpu(SoftmaxBackwardKernel<true>)});
-  registry.Register(OpDef{.name = "nll_loss", .inputs = {"log_probs", "target"}, .outputs = {"loss"},
+  registry.Register(OpDef{.name = "nll_loss", .inputs = {"log_probs", "target", "weight"},
+                          .optional_inputs = {"weight"}, .outputs = {"loss"},
                           .attrs = loss_attrs, .infer = InferNllLoss, .backward = LossBackward<kNllLossBackward>,
                           .kernels = cpu(NllLossKernel)});
-  registry.Register(OpDef{.name = "nll_loss_backward", .inputs = {"dy", "log_probs", "target"}, .outputs = {"dx"},
+  registry.Register(OpDef{.name = "nll_loss_backward", .inputs = {"dy", "log_probs", "target", "weight"},
+                          .optional_inputs = {"weight"}, .outputs = {"dx"},
                           .attrs = loss_attrs, .infer = InferLossBackward, .kernels = cpu(NllLossBackwardKernel),
                           .dtype_input = 1});
-  registry.Register(OpDef{.name = "cross_entropy", .inputs = {"logits", "target"}, .outputs = {"loss"},
+  registry.Register(OpDef{.name = "cross_entropy", .inputs = {"logits", "target", "weight"},
+                          .optional_inputs = {"weight"}, .outputs = {"loss"},
                           .attrs = ce_attrs, .infer = InferCrossEntropy, .backward = LossBackward<kCrossEntropyBackward>,
                           .kernels = cpu(CrossEntropyKernel)});
-  registry.Register(OpDef{.name = "cross_entropy_backward", .inputs = {"dy", "logits", "target"}, .outputs = {"dx"},
+  registry.Register(OpDef{.name = "cross_entropy_backward", .inputs = {"dy", "logits", "target", "weight"},
+                          .optional_inputs = {"weight"}, .outputs = {"dx"},
                           .attrs = ce_attrs, .infer = InferLossBackward, .kernels = cpu(CrossEntropyBackwardKernel),
                           .dtype_input = 1});
   registry.Register(OpDef{.name = "dropout", .inputs = {"x"}, .outputs = {"y", "mask"}, .attrs = {{"p", 0.5}},

@@ -8,6 +8,9 @@ void RegisterCreationOps(OpRegistry& registry);     // core/ops/creation.cpp: fu
 void RegisterElementwiseOps(OpRegistry& registry);  // core/ops/elementwise.cpp, unary.cpp
 void RegisterReduceOps(OpRegistry& registry);       // core/ops/reduce.cpp
 void RegisterNnOps(OpRegistry& registry);           // core/ops/nn.cpp: softmax, losses, dropout
+void RegisterAttentionOps(OpRegistry& registry);   // core/ops/attention.cpp: scaled_dot_product_attention
+void RegisterLossOps(OpRegistry& registry);        // core/ops/losses.cpp: mse, l1, smooth_l1, bce with logits, kl_div
+void RegisterRecurrentOps(OpRegistry& registry);   // core/ops/recurrent.cpp: lstm_cell, gru_cell pointwise parts
 void RegisterViewOps(OpRegistry& registry);         // core/ops/view.cpp: views, cat, stack, contiguous
 void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, conv2d, batch_norm, pooling
 void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions

@@ -190,7 +190,7 @@ TEST(Losses, NllLoss) {
                                                           : dyv[0];
             dx[static_cast<size_t>(i * c + t[static_cast<size_t>(i)])] = -g;
           }
-          ExpectTensorNear(RunOp("nll_loss_backward", {dy, lp, Targets(t)},
+          ExpectTensorNear(RunOp("nll_loss_backward", {dy, lp, Targets(t), nullptr},
                                {{"reduction", std::string(ops::ReductionName(r))}, {"ignore_index", ignore}}),
                            dtype, Shape{n, c}, dx, RtolFor(dtype), 1e-6);
         }
@@ -233,7 +233,7 @@ TEST(Losses, CrossEntropy) {
               dx[static_cast<size_t>(i * c + k)] = g * (std::exp(logp[static_cast<size_t>(i * c + k)]) - q);
             }
           }
-          ExpectTensorNear(RunOp("cross_entropy_backward", {dy, logits, Targets(t)},
+          ExpectTensorNear(RunOp("cross_entropy_backward", {dy, logits, Targets(t), nullptr},
                                {{"reduction", std::string(ops::ReductionName(r))},
                                 {"ignore_index", ignore},
                                 {"label_smoothing", eps}}),

@@ -643,7 +643,9 @@ typedef struct of_loss_options_t {
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_loss_options_init(of_loss_options_t* options);
 /* Cross-entropy of logits (N, C) (floating) against target (N) int64 class indices in [0, C) or
- * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults). */
+ * ignore_index: -log_softmax(logits)[i, target[i]], reduced as options say (NULL = defaults).
+ * logits (N, C, d1, ...) with target (N, d1, ...) take the softmax over dim 1 for every (n, d1, ...);
+ * OF_REDUCTION_NONE then gives target's shape. */
 OF_API of_status_t* of_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
                                      OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
 /* Negative log-likelihood of log_probs (N, C) (e.g. of_log_softmax's result) against target as for
@@ -695,6 +697,94 @@ OF_API of_status_t* of_group_norm(of_session_t* session, const of_tensor_t* x, i
  * uses the input's statistics (PyTorch's use_input_stats): there are no running statistics. */
 OF_API of_status_t* of_instance_norm(of_session_t* session, const of_tensor_t* x, OF_NULLABLE const of_tensor_t* weight,
                                      OF_NULLABLE const of_tensor_t* bias, double eps, of_tensor_t** out_tensor);
+/* ---- attention ---- */
+
+/* Options of of_scaled_dot_product_attention. */
+typedef struct of_attention_options_t {
+  size_t struct_size; /* sizeof(of_attention_options_t), set by of_attention_options_init */
+  double dropout_p;   /* probability of dropping each attention weight, in [0, 1); default 0 */
+  of_bool_t is_causal; /* 1: query i attends to keys j <= i only (top-left aligned, as PyTorch), and
+                          attn_mask must be NULL; default 0 */
+  double scale;       /* the factor on q k^T, finite; 0 (default) = 1 / sqrt(E) */
+} of_attention_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_attention_options_init(of_attention_options_t* options);
+/* softmax(q k^T * scale + mask) v, as PyTorch's scaled_dot_product_attention, fused: q (..., L, E),
+ * k (..., S, E), v (..., S, Ev), all float32 or all float64, batch dims (...) broadcasting with each
+ * other (e.g. (N, H)); the result is (..., L, Ev). attn_mask may be NULL; otherwise it broadcasts to
+ * (..., L, S) and is bool (true = attend) or of q's dtype (added to the scores, -inf = not attended).
+ * A query row that attends to no key gives zeros (not NaN). Dropout (dropout_p > 0) is applied to the
+ * attention weights, drawing from the session's generator (reproducible for a seed). Differentiable
+ * in q, k and v (not in attn_mask). options may be NULL for the defaults. */
+OF_API of_status_t* of_scaled_dot_product_attention(of_session_t* session, const of_tensor_t* q, const of_tensor_t* k,
+                                                    const of_tensor_t* v, OF_NULLABLE const of_tensor_t* attn_mask,
+                                                    OF_NULLABLE const of_attention_options_t* options,
+                                                    of_tensor_t** out_tensor);
+
+/* ---- losses ---- */
+
+/* Elementwise losses of input against target: one floating dtype and one shape (PyTorch broadcasts
+ * mse/l1/kl_div targets with a warning; here a shape mismatch is INVALID_ARGUMENT). options (NULL =
+ * defaults) gives the reduction: OF_REDUCTION_NONE keeps input's shape, MEAN averages over all
+ * elements (NaN for none), SUM sums; ignore_index is not used and label_smoothing must be 0.
+ * Differentiable in input and target. */
+/* (input - target)^2. */
+OF_API of_status_t* of_mse_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                                OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+/* |input - target|. */
+OF_API of_status_t* of_l1_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                               OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+/* d = input - target: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta. beta finite and >= 0
+ * (PyTorch's default is 1; 0 gives of_l1_loss). */
+OF_API of_status_t* of_smooth_l1_loss(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                                      double beta, OF_NULLABLE const of_loss_options_t* options,
+                                      of_tensor_t** out_tensor);
+/* -weight [pos_weight target log sigmoid(input) + (1 - target) log(1 - sigmoid(input))] computed
+ * stably from the logits `input`. weight and pos_weight may be NULL (1); otherwise of input's dtype
+ * and broadcasting to input's shape (pos_weight typically (C) for input (N, C)); they are not
+ * differentiated. */
+OF_API of_status_t* of_binary_cross_entropy_with_logits(of_session_t* session, const of_tensor_t* input,
+                                                        const of_tensor_t* target, OF_NULLABLE const of_tensor_t* weight,
+                                                        OF_NULLABLE const of_tensor_t* pos_weight,
+                                                        OF_NULLABLE const of_loss_options_t* options,
+                                                        of_tensor_t** out_tensor);
+/* Kullback-Leibler divergence of input (log-probabilities) from target: target (log target - input)
+ * (0 where target is 0), or with log_target 1 (target holds log-probabilities) exp(target)
+ * (target - input). MEAN is the mean over all elements, as PyTorch's "mean" (divide a SUM by the
+ * batch size for "batchmean"). */
+OF_API of_status_t* of_kl_div(of_session_t* session, const of_tensor_t* input, const of_tensor_t* target,
+                              of_bool_t log_target, OF_NULLABLE const of_loss_options_t* options,
+                              of_tensor_t** out_tensor);
+/* of_cross_entropy and of_nll_loss with class weights: weight (C) of the input's dtype, or NULL (1 for
+ * every class, the same as of_cross_entropy / of_nll_loss). Sample i counts weight[target_i]; MEAN
+ * divides by the sum of the weights of the targets that are not ignore_index (PyTorch's weighted
+ * mean; NaN when that is 0). Label smoothing weighs class c by weight[c], as PyTorch. Like the
+ * unweighted functions they take input (N, C) with target (N), or (N, C, d1, ...) with target
+ * (N, d1, ...) (NONE then gives target's shape). weight is not differentiated. */
+OF_API of_status_t* of_weighted_cross_entropy(of_session_t* session, const of_tensor_t* logits, const of_tensor_t* target,
+                                              OF_NULLABLE const of_tensor_t* weight,
+                                              OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+OF_API of_status_t* of_weighted_nll_loss(of_session_t* session, const of_tensor_t* log_probs, const of_tensor_t* target,
+                                         OF_NULLABLE const of_tensor_t* weight,
+                                         OF_NULLABLE const of_loss_options_t* options, of_tensor_t** out_tensor);
+
+/* ---- recurrent ---- */
+
+/* One step of an LSTM cell, as PyTorch's LSTMCell: x (N, I), h and c (N, H), w_ih (4H, I), w_hh (4H, H),
+ * b_ih and b_hh (4H) or NULL (no bias), all float32 or all float64. The gates x w_ih^T + b_ih +
+ * h w_hh^T + b_hh are taken in PyTorch's order (i, f, g, o): c' = sigmoid(f) c + sigmoid(i) tanh(g),
+ * h' = sigmoid(o) tanh(c'). *out_h receives h' and *out_c c' (both (N, H), new references; both
+ * required). Differentiable in every input. */
+OF_API of_status_t* of_lstm_cell(of_session_t* session, const of_tensor_t* x, const of_tensor_t* h, const of_tensor_t* c,
+                                 const of_tensor_t* w_ih, const of_tensor_t* w_hh, OF_NULLABLE const of_tensor_t* b_ih,
+                                 OF_NULLABLE const of_tensor_t* b_hh, of_tensor_t** out_h, of_tensor_t** out_c);
+/* One step of a GRU cell, as PyTorch's GRUCell: x (N, I), h (N, H), w_ih (3H, I), w_hh (3H, H), biases
+ * (3H) or NULL, one floating dtype. With the chunks (r, z, n) of x w_ih^T + b_ih (x_*) and of
+ * h w_hh^T + b_hh (h_*): r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r h_n),
+ * h' = (1 - z) n + z h, (N, H). Differentiable in every input. */
+OF_API of_status_t* of_gru_cell(of_session_t* session, const of_tensor_t* x, const of_tensor_t* h,
+                                const of_tensor_t* w_ih, const of_tensor_t* w_hh, OF_NULLABLE const of_tensor_t* b_ih,
+                                OF_NULLABLE const of_tensor_t* b_hh, of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
