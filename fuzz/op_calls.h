@@ -232,13 +232,28 @@ inline void PickBatchNormOptions(Bytes& in, of_batch_norm_options_t* o) {
   o->struct_size = in.struct_size(sizeof *o);
 }
 
+// int64 indices of `dims` in [0, bound), one in about eight made out of range (negative or >= bound).
+inline of_tensor_t* SmallIndices(OpContext& c, std::vector<int64_t> dims, int64_t bound) {
+  for (int64_t& d : dims) d = Concrete(d);
+  if (Numel(dims) < 0 || Numel(dims) > kMaxNumel) return nullptr;
+  std::vector<int64_t> values(static_cast<size_t>(Numel(dims)));
+  for (int64_t& v : values) {
+    const int64_t past = c.in.pick(3);
+    v = c.in.rare(8) ? (c.in.flag() ? -1 - past : bound + past) : c.in.pick(static_cast<uint32_t>(std::max<int64_t>(bound, 1)));
+  }
+  of_tensor_t* t = nullptr;
+  FZ_MUST(of_tensor_from_data(c.session, of_dtype_int64(), dims.data(), dims.size(), values.data(),
+                              values.size() * sizeof(int64_t), nullptr, &t));
+  return c.pool.add(t);
+}
+
 // Reads the next op call from the bytes. The operands come from the pool, or (often) are made fresh
 // with shapes that fit the op, so that the kernels are reached and not only the shape checks.
 inline Prepared PrepareOp(OpContext& c) {
   Bytes& in = c.in;
   of_session_t* s = in.rare(128) ? nullptr : c.session;  // misuse: no session
   Prepared p;
-  const uint32_t kind = in.pick(40);
+  const uint32_t kind = in.pick(56);
   const of_tensor_t* x = c.pool.pick();
   const std::vector<int64_t> xd = DimsOf(x);
   switch (kind) {
@@ -549,6 +564,155 @@ inline Prepared PrepareOp(OpContext& c) {
       p.name = "of_tensor_detach";
       p.inputs = {x};
       p.call = [=](of_tensor_t** out) { return of_tensor_detach(x, out); };
+      break;
+    }
+    case 38: {  // embedding: int64 indices, mostly in range, into a (num, dim) weight
+      const int64_t num = in.pick(5), width = 1 + in.pick(3);
+      const of_tensor_t* w = in.rare(8) ? x : Fresh(c, in.rare(8) ? PickDType(in) : PickFloatDType(in), {num, width});
+      const of_tensor_t* idx = SmallIndices(c, in.rare(8) ? std::vector<int64_t>{} : std::vector<int64_t>{in.pick(3), in.pick(4)},
+                                            num + (in.rare(8) ? 1 : 0));
+      if (in.rare(8)) idx = c.pool.pick();
+      const int64_t padding_idx = in.rare() ? in.size() : static_cast<int64_t>(in.pick(static_cast<uint32_t>(num + 2))) - 1;
+      p.name = "of_embedding";
+      p.inputs = {w, idx};
+      p.call = [=](of_tensor_t** out) { return of_embedding(s, w, idx, padding_idx, out); };
+      break;
+    }
+    case 39: case 40: {  // layer_norm over the trailing dims; group_norm; instance_norm
+      const uint32_t which = in.pick(3);
+      if (x == nullptr || in.flag()) x = Fresh(c, in.rare(8) ? PickDType(in) : PickFloatDType(in), {in.pick(3), 1 + in.pick(4), in.pick(4)});
+      const std::vector<int64_t> dims = DimsOf(x);
+      const double eps = in.rare() ? in.scalar() : 1e-5;
+      const of_dtype_t* dt = DTypeOfTensor(x);
+      if (which == 0) {
+        const size_t k = in.pick(static_cast<uint32_t>(dims.size() + 2));
+        std::vector<int64_t> normalized(dims.end() - static_cast<std::ptrdiff_t>(std::min(k, dims.size())), dims.end());
+        if (in.rare(8)) normalized = PickDimList(in, dims.size());
+        const of_tensor_t* w = in.flag() ? nullptr : in.rare(8) ? c.pool.pick() : Fresh(c, dt, normalized);
+        const of_tensor_t* b = in.flag() ? nullptr : in.rare(8) ? c.pool.pick() : Fresh(c, dt, normalized);
+        p.name = "of_layer_norm";
+        p.inputs = {x, w, b};
+        p.call = [=](of_tensor_t** out) { return of_layer_norm(s, x, normalized.data(), normalized.size(), w, b, eps, out); };
+      } else {
+        const int64_t ch = dims.size() >= 2 ? Concrete(dims[1]) : 1;
+        const of_tensor_t* w = in.flag() ? nullptr : Fresh(c, dt, {in.rare(8) ? ch + 1 : ch});
+        const of_tensor_t* b = in.flag() ? nullptr : Fresh(c, dt, {ch});
+        if (which == 1) {
+          const int64_t groups = in.rare() ? in.size() : 1 + in.pick(static_cast<uint32_t>(std::min<int64_t>(ch, 4)));
+          p.name = "of_group_norm";
+          p.inputs = {x, w, b};
+          p.call = [=](of_tensor_t** out) { return of_group_norm(s, x, groups, w, b, eps, out); };
+        } else {
+          p.name = "of_instance_norm";
+          p.inputs = {x, w, b};
+          p.call = [=](of_tensor_t** out) { return of_instance_norm(s, x, w, b, eps, out); };
+        }
+      }
+      break;
+    }
+    case 41: case 42: {  // scaled_dot_product_attention: q (n, L, E), k (n, S, E), v (n, S, Ev), a mask
+      of_attention_options_t o;
+      of_attention_options_init(&o);
+      o.dropout_p = in.flag() ? 0.0 : in.rare() ? in.scalar() : in.pick(4) / 4.0;
+      o.is_causal = in.flag_arg();
+      o.scale = in.flag() ? 0.0 : in.rare() ? in.scalar() : 0.5;
+      o.struct_size = in.struct_size(sizeof o);
+      const of_dtype_t* dt = in.rare(8) ? PickDType(in) : PickFloatDType(in);
+      const int64_t n = in.pick(3), l = in.pick(4), sl = in.pick(4), e = 1 + in.pick(3), ev = 1 + in.pick(3);
+      const of_tensor_t* q = in.rare(8) ? x : Fresh(c, dt, {n, l, e});
+      const of_tensor_t* k = in.rare(8) ? c.pool.pick() : Fresh(c, dt, {n, sl, in.rare(8) ? e + 1 : e});
+      const of_tensor_t* v = in.rare(8) ? c.pool.pick() : Fresh(c, dt, {n, in.rare(8) ? sl + 1 : sl, ev});
+      const of_tensor_t* mask = nullptr;
+      if (in.flag()) mask = in.rare(4) ? c.pool.pick() : Fresh(c, in.flag() ? of_dtype_bool() : dt, {in.flag() ? 1 : l, sl});
+      const bool null_options = in.rare(8);
+      p.name = "of_scaled_dot_product_attention";
+      p.inputs = {q, k, v, mask};
+      p.draws = true;
+      p.call = [=](of_tensor_t** out) {
+        return of_scaled_dot_product_attention(s, q, k, v, mask, null_options ? nullptr : &o, out);
+      };
+      break;
+    }
+    case 43: case 44: {  // the elementwise losses on two tensors of x's shape (sometimes not)
+      of_loss_options_t o;
+      PickLossOptions(in, &o);
+      if (in.flag()) o.label_smoothing = 0.0;
+      const of_dtype_t* dt = x != nullptr && in.pick(4) != 0 ? DTypeOfTensor(x) : PickFloatDType(in);
+      if (x == nullptr || in.rare(4)) x = Fresh(c, dt, {in.pick(3), in.pick(4)});
+      const of_tensor_t* target = in.rare(8) ? c.pool.pick() : Fresh(c, in.rare(8) ? PickDType(in) : DTypeOfTensor(x),
+                                                                 in.rare(8) ? BroadcastPartner(in, xd) : DimsOf(x));
+      const uint32_t which = in.pick(5);
+      const double beta = in.rare() ? in.scalar() : in.pick(3) / 2.0;
+      const int32_t log_target = in.flag_arg();
+      const of_tensor_t* weight = in.flag() ? nullptr : Fresh(c, DTypeOfTensor(x), BroadcastPartner(in, DimsOf(x)));
+      const of_tensor_t* pos_weight = in.flag() ? nullptr : Fresh(c, DTypeOfTensor(x), BroadcastPartner(in, DimsOf(x)));
+      static const char* const kNames[] = {"of_mse_loss", "of_l1_loss", "of_smooth_l1_loss",
+                                           "of_binary_cross_entropy_with_logits", "of_kl_div"};
+      p.name = kNames[which];
+      p.inputs = {x, target, weight, pos_weight};
+      const bool null_options = in.rare(4);
+      p.call = [=](of_tensor_t** out) {
+        const of_loss_options_t* opts = null_options ? nullptr : &o;
+        switch (which) {
+          case 0: return of_mse_loss(s, x, target, opts, out);
+          case 1: return of_l1_loss(s, x, target, opts, out);
+          case 2: return of_smooth_l1_loss(s, x, target, beta, opts, out);
+          case 3: return of_binary_cross_entropy_with_logits(s, x, target, weight, pos_weight, opts, out);
+          default: return of_kl_div(s, x, target, log_target, opts, out);
+        }
+      };
+      break;
+    }
+    case 45: {  // weighted cross_entropy / nll_loss, (N, C) or (N, C, d) with class weights
+      of_loss_options_t o;
+      PickLossOptions(in, &o);
+      const bool spatial = in.flag();
+      const int64_t n = in.pick(3), cl = 1 + in.pick(4), d = in.pick(3);
+      const of_dtype_t* dt = in.rare(8) ? PickDType(in) : PickFloatDType(in);
+      const of_tensor_t* logits = spatial ? Fresh(c, dt, {n, cl, d}) : Fresh(c, dt, {n, cl});
+      const of_tensor_t* target = SmallIndices(c, spatial ? std::vector<int64_t>{n, d} : std::vector<int64_t>{n},
+                                               cl + (in.rare(8) ? 1 : 0));
+      const of_tensor_t* weight = in.flag() ? nullptr : Fresh(c, in.rare(8) ? PickDType(in) : dt, {in.rare(8) ? cl + 1 : cl});
+      const bool nll = in.flag();
+      if (nll) o.label_smoothing = 0.0;
+      p.name = nll ? "of_weighted_nll_loss" : "of_weighted_cross_entropy";
+      p.inputs = {logits, target, weight};
+      p.call = [=](of_tensor_t** out) {
+        return (nll ? of_weighted_nll_loss : of_weighted_cross_entropy)(s, logits, target, weight, &o, out);
+      };
+      break;
+    }
+    case 46: {  // lstm_cell (two results) and gru_cell
+      const bool lstm = in.flag();
+      const int64_t n = in.pick(3), ni = 1 + in.pick(3), nh = 1 + in.pick(3), g = lstm ? 4 : 3;
+      const of_dtype_t* dt = in.rare(8) ? PickDType(in) : PickFloatDType(in);
+      const of_tensor_t* xi = in.rare(8) ? x : Fresh(c, dt, {n, ni});
+      const of_tensor_t* h = Fresh(c, dt, {n, in.rare(8) ? nh + 1 : nh});
+      const of_tensor_t* cs = Fresh(c, dt, {n, nh});
+      const of_tensor_t* w_ih = Fresh(c, dt, {g * nh, ni});
+      const of_tensor_t* w_hh = Fresh(c, in.rare(8) ? PickDType(in) : dt, {g * nh, nh});
+      const of_tensor_t* b_ih = in.flag() ? nullptr : Fresh(c, dt, {g * nh});
+      const of_tensor_t* b_hh = in.flag() ? nullptr : Fresh(c, dt, {in.rare(8) ? nh : g * nh});
+      if (lstm) {
+        const bool null_second = in.rare(16);
+        p.name = "of_lstm_cell";
+        p.inputs = {xi, h, cs, w_ih, w_hh, b_ih, b_hh};
+        p.must_fail = null_second;
+        p.call = [=](of_tensor_t** out) {
+          of_tensor_t* second = TensorSentinel();
+          of_status_t* st = of_lstm_cell(s, xi, h, cs, w_ih, w_hh, b_ih, b_hh, out, null_second ? nullptr : &second);
+          if (st != nullptr && second != TensorSentinel()) Finding("failed of_lstm_cell wrote out_c");
+          if (st == nullptr) {
+            Inspect(second);
+            of_tensor_release(second);
+          }
+          return st;
+        };
+      } else {
+        p.name = "of_gru_cell";
+        p.inputs = {xi, h, w_ih, w_hh, b_ih, b_hh};
+        p.call = [=](of_tensor_t** out) { return of_gru_cell(s, xi, h, w_ih, w_hh, b_ih, b_hh, out); };
+      }
       break;
     }
     default: {  // misuse: a NULL out parameter; or the op registry
