@@ -32,6 +32,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterDnnlOps(*r);
     RegisterFusedOps(*r);
     RegisterOptimizerOps(*r);
+    RegisterMathOps(*r);
     return r;
   }();
   return *registry;

@@ -12,4 +12,5 @@ void RegisterViewOps(OpRegistry& registry);         // core/ops/view.cpp: views,
 void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, conv2d, batch_norm, pooling
 void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
+void RegisterMathOps(OpRegistry& registry);         // core/ops/math_unary.cpp, math_binary.cpp
 }  // namespace oneflow
