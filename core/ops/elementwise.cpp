@@ -327,7 +327,7 @@ TensorPtr Scalar(std::string_view op, const TensorPtr& a, double value) {
 #define OF_BINARY(Name, op_name, ...)                                                          \
   TensorPtr Name(const TensorPtr& a, const TensorPtr& b) {                                     \
     static const OpDef& op = Op(op_name);                                                      \
-    return cpu::PromotedBinary(op, a, b __VA_OPT__(, ) __VA_ARGS__);                                        \
+    return cpu::PromotedBinary(op, a, b __VA_OPT__(, ) __VA_ARGS__);                           \
   }                                                                                            \
   TensorPtr Name##Scalar(const TensorPtr& a, double b) { return Name(a, Scalar(op_name, a, b)); }
 OF_BINARY(Add, "add")
