@@ -37,6 +37,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterOptimizerOps(*r);
     RegisterIndexingOps(*r);
     RegisterNormalizationOps(*r);
+    RegisterMathOps(*r);
     return r;
   }();
   return *registry;

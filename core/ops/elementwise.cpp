@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
-#include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/elementwise_defs.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -20,8 +20,10 @@ using cpu::CheckDomain;
 using cpu::Domain;
 using cpu::ElementFn;
 using cpu::ElementwiseOp;
+using cpu::InferBinary;
 using cpu::kIsBool;
 using cpu::kIsFloating;
+using cpu::SumTo;
 
 using cpu::WrapType;
 
@@ -180,15 +182,6 @@ void WhereKernel(KernelContext& ctx) {
 }
 
 // ---- inference ------------------------------------------------------------------------------------
-template <Domain kDomain, bool kBoolOut>
-std::vector<TensorMeta> InferBinary(std::span<const TensorMeta> in, const Attrs&) {
-  OF_CHECK(in[0].dtype == in[1].dtype) << "a and b must have the same dtype, got " << in[0].dtype << " and "
-                                       << in[1].dtype << " (the ops:: functions promote them)";
-  CheckDomain(in[0].dtype, kDomain, "a");
-  const Symbol<DType> out = kBoolOut ? DType::Bool() : in[0].dtype;
-  return {TensorMeta{out, BroadcastShapes(in[0].shape, in[1].shape), in[0].device}};
-}
-
 std::vector<TensorMeta> InferLogicalNot(std::span<const TensorMeta> in, const Attrs&) {
   return {TensorMeta{DType::Bool(), in[0].shape, in[0].device}};
 }
@@ -202,11 +195,6 @@ std::vector<TensorMeta> InferWhere(std::span<const TensorMeta> in, const Attrs&)
 }
 
 // ---- backward -------------------------------------------------------------------------------------
-// The gradient of an operand that was broadcast: g summed back to the operand's shape.
-TensorPtr SumTo(const TensorPtr& g, const TensorPtr& operand) {
-  return g->shape() == operand->shape() ? g : ops::SumToShape(g, operand->shape());
-}
-
 std::vector<TensorPtr> AddBackward(const BackwardContext& ctx) {
   const TensorPtr& dy = ctx.grad_outputs[0];
   std::vector<TensorPtr> g(2);
@@ -329,19 +317,6 @@ namespace {
 
 const OpDef& Op(std::string_view name) { return OpRegistry::Global().Get(name); }
 
-void CheckOperands(std::string_view op, const TensorPtr& a, const TensorPtr& b) {
-  OF_CHECK(a) << op << ": input 'a' is null";
-  OF_CHECK(b) << op << ": input 'b' is null";
-}
-
-// Promotes a and b to one dtype (a floating one with `floating`) and applies the registry op.
-TensorPtr Binary(const OpDef& op, const TensorPtr& a, const TensorPtr& b, bool floating = false) {
-  CheckOperands(op.name, a, b);
-  Symbol<DType> dtype = PromoteTypes(a->dtype(), b->dtype());
-  if (floating && !dtype->is_floating_point()) dtype = DType::Float32();
-  return Apply1(op, {Cast(a, dtype), Cast(b, dtype)});
-}
-
 TensorPtr Scalar(std::string_view op, const TensorPtr& a, double value) {
   OF_CHECK(a) << op << ": input 'a' is null";
   return ScalarLike(a, value);
@@ -352,7 +327,7 @@ TensorPtr Scalar(std::string_view op, const TensorPtr& a, double value) {
 #define OF_BINARY(Name, op_name, ...)                                                          \
   TensorPtr Name(const TensorPtr& a, const TensorPtr& b) {                                     \
     static const OpDef& op = Op(op_name);                                                      \
-    return Binary(op, a, b __VA_OPT__(, ) __VA_ARGS__);                                        \
+    return cpu::PromotedBinary(op, a, b __VA_OPT__(, ) __VA_ARGS__);                           \
   }                                                                                            \
   TensorPtr Name##Scalar(const TensorPtr& a, double b) { return Name(a, Scalar(op_name, a, b)); }
 OF_BINARY(Add, "add")
@@ -372,11 +347,11 @@ OF_BINARY(Ne, "ne")
 
 TensorPtr LogicalAnd(const TensorPtr& a, const TensorPtr& b) {
   static const OpDef& op = Op("logical_and");
-  return Binary(op, a, b);
+  return cpu::PromotedBinary(op, a, b);
 }
 TensorPtr LogicalOr(const TensorPtr& a, const TensorPtr& b) {
   static const OpDef& op = Op("logical_or");
-  return Binary(op, a, b);
+  return cpu::PromotedBinary(op, a, b);
 }
 TensorPtr LogicalNot(const TensorPtr& a) {
   static const OpDef& op = Op("logical_not");
@@ -386,7 +361,7 @@ TensorPtr LogicalNot(const TensorPtr& a) {
 TensorPtr Where(const TensorPtr& cond, const TensorPtr& a, const TensorPtr& b) {
   static const OpDef& op = Op("where");
   OF_CHECK(cond) << "where: input 'cond' is null";
-  CheckOperands("where", a, b);
+  cpu::CheckOperands("where", a, b);
   const Symbol<DType> dtype = PromoteTypes(a->dtype(), b->dtype());
   return Apply1(op, {cond, Cast(a, dtype), Cast(b, dtype)});
 }

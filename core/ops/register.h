@@ -17,4 +17,5 @@ void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
 void RegisterIndexingOps(OpRegistry& registry);     // core/ops/indexing.cpp: embedding, gather/scatter, ...
 void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
+void RegisterMathOps(OpRegistry& registry);         // core/ops/math_unary.cpp, math_binary.cpp
 }  // namespace oneflow

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
-#include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/elementwise_defs.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -18,6 +18,8 @@ using cpu::Domain;
 using cpu::ElementFn;
 using cpu::ElementwiseOp;
 using cpu::FloatingFn;
+using cpu::InferUnary;
+using cpu::UnaryBackward;
 
 // ---- element functions ----------------------------------------------------------------------------
 struct NegFn : ElementFn {
@@ -148,10 +150,6 @@ template <typename F>
 void UnaryKernel(KernelContext& ctx) {
   cpu::MapKernel<F, 1>(ctx);
 }
-template <typename F>
-void BinaryKernel(KernelContext& ctx) {
-  cpu::MapKernel<F, 2>(ctx);
-}
 template <template <bool> class F, size_t N>
 void GeluKernel(KernelContext& ctx) {
   if (ctx.attrs.Bool("tanh_approximation")) {
@@ -173,33 +171,11 @@ void CastKernel(KernelContext& ctx) {
 }
 
 // ---- inference ------------------------------------------------------------------------------------
-template <Domain kDomain>
-std::vector<TensorMeta> InferUnary(std::span<const TensorMeta> in, const Attrs&) {
-  CheckDomain(in[0].dtype, kDomain, "x");
-  return {in[0]};
-}
-
-// (dy, saved) of one floating dtype.
-std::vector<TensorMeta> InferGrad(std::span<const TensorMeta> in, const Attrs&) {
-  OF_CHECK(in[0].dtype == in[1].dtype) << "dy and the saved tensor must have the same dtype, got " << in[0].dtype
-                                       << " and " << in[1].dtype;
-  CheckDomain(in[0].dtype, Domain::kFloating, "dy");
-  return {TensorMeta{in[0].dtype, BroadcastShapes(in[0].shape, in[1].shape), in[0].device}};
-}
-
 std::vector<TensorMeta> InferCast(std::span<const TensorMeta> in, const Attrs& attrs) {
   return {TensorMeta{attrs.Get<Symbol<DType>>("dtype"), in[0].shape, in[0].device}};
 }
 
 // ---- backward -------------------------------------------------------------------------------------
-// For ops whose gradient is one expression of (dy, x, y).
-template <TensorPtr (*kGrad)(const TensorPtr& dy, const TensorPtr& x, const TensorPtr& y, const Attrs& attrs)>
-std::vector<TensorPtr> UnaryBackward(const BackwardContext& ctx) {
-  const TensorPtr& dy = ctx.grad_outputs[0];
-  if (!dy || !ctx.needs_input_grad[0]) return {nullptr};
-  return {kGrad(dy, ctx.inputs[0], ctx.outputs[0], ctx.attrs)};
-}
-
 TensorPtr NegGrad(const TensorPtr& dy, const TensorPtr&, const TensorPtr&, const Attrs&) { return ops::Neg(dy); }
 TensorPtr AbsGrad(const TensorPtr& dy, const TensorPtr& x, const TensorPtr&, const Attrs&) {
   const TensorPtr sign = ops::Sub(ops::Cast(ops::GtScalar(x, 0.0), dy->dtype()), ops::Cast(ops::LtScalar(x, 0.0), dy->dtype()));
@@ -240,14 +216,6 @@ OpDef UnaryOp(std::string name, BackwardFn backward, KernelFn kernel = UnaryKern
   return ElementwiseOp(std::move(name), {"x"}, InferUnary<kDomain>, backward, cpu::KernelDTypes<F>(), kernel);
 }
 
-// (dy, saved) -> dx; not differentiable again.
-template <typename F>
-OpDef GradOp(std::string name, std::string saved, KernelFn kernel = BinaryKernel<F>) {
-  OpDef def = ElementwiseOp(std::move(name), {"dy", std::move(saved)}, InferGrad, nullptr, cpu::KernelDTypes<F>(), kernel);
-  def.outputs = {"dx"};
-  return def;
-}
-
 const AttrSpec kTanhApproximation{"tanh_approximation", false};
 
 }  // namespace
@@ -266,10 +234,10 @@ void RegisterUnaryOps(OpRegistry& registry) {
   gelu.attrs = {kTanhApproximation};
   registry.Register(std::move(gelu));
 
-  registry.Register(GradOp<ReluGradFn>("relu_backward", "y"));
-  registry.Register(GradOp<SigmoidGradFn>("sigmoid_backward", "y"));
-  registry.Register(GradOp<TanhGradFn>("tanh_backward", "y"));
-  OpDef gelu_backward = GradOp<GeluGradFn<false>>("gelu_backward", "x", GeluKernel<GeluGradFn, 2>);
+  registry.Register(cpu::GradOp<ReluGradFn>("relu_backward", "y"));
+  registry.Register(cpu::GradOp<SigmoidGradFn>("sigmoid_backward", "y"));
+  registry.Register(cpu::GradOp<TanhGradFn>("tanh_backward", "y"));
+  OpDef gelu_backward = cpu::GradOp<GeluGradFn<false>>("gelu_backward", "x", GeluKernel<GeluGradFn, 2>);
   gelu_backward.attrs = {kTanhApproximation};
   registry.Register(std::move(gelu_backward));
 
@@ -280,15 +248,8 @@ void RegisterUnaryOps(OpRegistry& registry) {
 
 // ---- the C++ API ----------------------------------------------------------------------------------
 namespace ops {
-namespace {
 
-// Integer and bool inputs of the transcendental ops compute in float32 (as PyTorch).
-TensorPtr ToFloating(std::string_view op, const TensorPtr& x) {
-  OF_CHECK(x) << op << ": input 'x' is null";
-  return x->dtype()->is_floating_point() ? x : Cast(x, DType::Float32());
-}
-
-}  // namespace
+using cpu::ToFloating;
 
 #define OF_UNARY(Name, op_name, input)                          \
   TensorPtr Name(const TensorPtr& x) {                          \

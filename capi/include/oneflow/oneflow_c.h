@@ -785,6 +785,109 @@ OF_API of_status_t* of_lstm_cell(of_session_t* session, const of_tensor_t* x, co
 OF_API of_status_t* of_gru_cell(of_session_t* session, const of_tensor_t* x, const of_tensor_t* h,
                                 const of_tensor_t* w_ih, const of_tensor_t* w_hh, OF_NULLABLE const of_tensor_t* b_ih,
                                 OF_NULLABLE const of_tensor_t* b_hh, of_tensor_t** out_tensor);
+/* ---- math: trigonometric and special functions, activations, rounding, bitwise, clamp ---- */
+
+/* Elementwise sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, erfinv (the
+ * inverse of erf: +-inf at +-1, NaN outside [-1, 1]), log1p (ln(1 + x)), expm1 (e^x - 1) and
+ * reciprocal (1 / x), with PyTorch's semantics (NaN outside a function's domain). Floating inputs keep
+ * their dtype; integer and bool inputs give float32. Differentiable. */
+OF_API of_status_t* of_sin(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_cos(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_tan(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_asin(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_acos(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_atan(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sinh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_cosh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_asinh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_acosh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_atanh(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_erf(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_erfinv(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_log1p(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_expm1(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_reciprocal(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+
+/* Activations, dtypes as above (integer and bool inputs give float32; PyTorch refuses them):
+ * silu x * sigmoid(x); mish x * tanh(softplus(x)); selu scale * (x > 0 ? x : alpha (e^x - 1)) with
+ * alpha 1.6732632423543772848, scale 1.0507009873554804934; hardswish x * relu6(x + 3) / 6;
+ * hardsigmoid relu6(x + 3) / 6. Differentiable (hardswish's and hardsigmoid's gradients as
+ * PyTorch's at the kinks). */
+OF_API of_status_t* of_silu(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_mish(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_selu(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_hardswish(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_hardsigmoid(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+/* softplus: log(1 + e^(beta x)) / beta, and x itself where beta x > threshold (PyTorch's defaults are
+ * beta 1, threshold 20). beta must be finite and non-zero, threshold not NaN. */
+OF_API of_status_t* of_softplus(of_session_t* session, const of_tensor_t* x, double beta, double threshold,
+                                of_tensor_t** out_tensor);
+/* elu: x > 0 ? x : alpha (e^x - 1) (PyTorch's default alpha 1); alpha must be finite. */
+OF_API of_status_t* of_elu(of_session_t* session, const of_tensor_t* x, double alpha, of_tensor_t** out_tensor);
+/* leaky_relu: x > 0 ? x : negative_slope * x (PyTorch's default 0.01); negative_slope must be finite. */
+OF_API of_status_t* of_leaky_relu(of_session_t* session, const of_tensor_t* x, double negative_slope,
+                                  of_tensor_t** out_tensor);
+/* hardtanh: x clamped to [min_val, max_val] (PyTorch's defaults -1, 1); min_val <= max_val, neither
+ * NaN. The gradient is zero at and beyond the bounds. */
+OF_API of_status_t* of_hardtanh(of_session_t* session, const of_tensor_t* x, double min_val, double max_val,
+                                of_tensor_t** out_tensor);
+
+/* Rounding: floor, ceil, round (halves to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0) and trunc,
+ * and sign (-1, 0 or 1; 0 for NaN and for -0). The result keeps x's dtype; integer inputs pass through
+ * unchanged; bool is INVALID_ARGUMENT, except for sign, which returns it. Their gradients are zero. */
+OF_API of_status_t* of_floor(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_ceil(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_round(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_trunc(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_sign(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+
+/* Whether each element is NaN, +-inf, or neither (finite). Any dtype (integers and bool are finite);
+ * results are bool and not differentiable. */
+OF_API of_status_t* of_isnan(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_isinf(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+OF_API of_status_t* of_isfinite(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+
+/* Binary (broadcasting, promoting, differentiable): atan2(a, b), the angle of (b, a) in [-pi, pi]
+ * (integer operands give float32); fmod, a - trunc(a / b) * b, with the sign of a (C's fmod); remainder,
+ * a - floor(a / b) * b, with the sign of b (Python's %). fmod and remainder take every dtype but bool;
+ * an integer b with a zero element is INVALID_ARGUMENT ("division by zero"), a floating zero gives NaN.
+ * Their gradients are dy for a and -dy * trunc(a / b) (fmod) or -dy * floor(a / b) (remainder) for b. */
+OF_API of_status_t* of_atan2(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_fmod(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b, of_tensor_t** out_tensor);
+OF_API of_status_t* of_remainder(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                 of_tensor_t** out_tensor);
+
+/* Bitwise and, or, xor (broadcasting, promoting) and not, of bool and integer dtypes (on bool they are
+ * the logical ops); a floating operand, after promotion, is INVALID_ARGUMENT naming its dtype. Not
+ * differentiable. */
+OF_API of_status_t* of_bitwise_and(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                   of_tensor_t** out_tensor);
+OF_API of_status_t* of_bitwise_or(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                  of_tensor_t** out_tensor);
+OF_API of_status_t* of_bitwise_xor(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                   of_tensor_t** out_tensor);
+OF_API of_status_t* of_bitwise_not(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+/* a << b and a >> b (broadcasting, promoting) of integer dtypes (bool and floating are
+ * INVALID_ARGUMENT); the right shift is arithmetic for signed a. As PyTorch, a count that is negative
+ * or at least the dtype's width gives 0 for the left shift and the sign fill (0, or -1 for a negative
+ * a) for the right shift; bits shifted out of the left are lost (int8 64 << 1 is -128). Not
+ * differentiable. */
+OF_API of_status_t* of_bitwise_left_shift(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                          of_tensor_t** out_tensor);
+OF_API of_status_t* of_bitwise_right_shift(of_session_t* session, const of_tensor_t* a, const of_tensor_t* b,
+                                           of_tensor_t** out_tensor);
+
+/* clamp: min(max(x, min), max), x, min and max broadcast together and promoted to one dtype (bool is
+ * INVALID_ARGUMENT). min or max may be NULL (unbounded on that side); with both NULL *out_tensor is
+ * x itself (a new reference). Where min > max the result is max; a NaN in x or in a bound gives NaN.
+ * The gradient goes to x where min <= x <= max, else to the bound the result came from. */
+OF_API of_status_t* of_clamp(of_session_t* session, const of_tensor_t* x, OF_NULLABLE const of_tensor_t* min,
+                             OF_NULLABLE const of_tensor_t* max, of_tensor_t** out_tensor);
+/* The same with scalar bounds, each made a 0-d tensor as the *_scalar functions do (an integer x with
+ * a fractional bound gives float32, a bool x with integral bounds int64); min -inf and max +inf mean
+ * unbounded on that side. */
+OF_API of_status_t* of_clamp_scalar(of_session_t* session, const of_tensor_t* x, double min, double max,
+                                    of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a

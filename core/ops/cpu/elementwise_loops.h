@@ -254,29 +254,39 @@ void ElementwiseLoop(ThreadPool& pool, int64_t grain, const Tensor& out,
 // A kernel whose inputs all have the kernel's dtype T and whose output is T, or bool when
 // F::kBoolOut. F provides kFor<T> (the dtypes it is compiled for), kGrain, kBoolOut and a const
 // call operator on ComputeType<T> values.
+// `f` carries the call's attributes where F has any (MapKernel<F, N>(ctx) uses F{}).
 template <typename F, size_t N>
-void MapKernel(KernelContext& ctx) {
+void MapKernel(KernelContext& ctx, const F& f) {
   VisitDType(ctx.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (F::template kFor<T>) {
       using Out = std::conditional_t<F::kBoolOut, bool, T>;
       [&]<size_t... I>(std::index_sequence<I...>) {
-        ElementwiseLoop<Out, detail::Repeat<T, I>...>(ctx.pool, F::kGrain, ctx.out(0), {&ctx.in(I)...}, F{});
+        ElementwiseLoop<Out, detail::Repeat<T, I>...>(ctx.pool, F::kGrain, ctx.out(0), {&ctx.in(I)...}, f);
       }(std::make_index_sequence<N>{});
     } else {
       OF_THROW(Internal) << "elementwise kernel compiled without dtype " << ctx.in(0).dtype();
     }
   });
 }
+template <typename F, size_t N>
+void MapKernel(KernelContext& ctx) {
+  MapKernel<F, N>(ctx, F{});
+}
 
 // The dtypes an op takes, checked in inference (so that a graph reports them when it is built).
-enum class Domain { kAny, kNotBool, kFloating };
+// kIntegral: bool or integer (the bitwise ops); kInteger: integer only (the shifts).
+enum class Domain { kAny, kNotBool, kFloating, kIntegral, kInteger };
 
 inline void CheckDomain(Symbol<DType> dtype, Domain domain, std::string_view what) {
   if (domain == Domain::kNotBool) {
     OF_CHECK(!dtype->is_bool()) << what << " is bool, which this op does not take (use the logical ops)";
   } else if (domain == Domain::kFloating) {
     OF_CHECK(dtype->is_floating_point()) << what << " must have a floating dtype, got " << dtype;
+  } else if (domain == Domain::kIntegral) {
+    OF_CHECK(!dtype->is_floating_point()) << what << " must have an integer or bool dtype, got " << dtype;
+  } else if (domain == Domain::kInteger) {
+    OF_CHECK(dtype->is_integer()) << what << " must have an integer dtype, got " << dtype;
   }
 }
 
