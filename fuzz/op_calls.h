@@ -168,6 +168,9 @@ inline const NamedBinary kBinary[] = {
     {"of_lt", of_lt},           {"of_le", of_le},           {"of_eq", of_eq},
     {"of_ne", of_ne},           {"of_logical_and", of_logical_and}, {"of_logical_or", of_logical_or},
     {"of_matmul", of_matmul},
+    {"of_atan2", of_atan2},     {"of_fmod", of_fmod},       {"of_remainder", of_remainder},
+    {"of_bitwise_and", of_bitwise_and}, {"of_bitwise_or", of_bitwise_or}, {"of_bitwise_xor", of_bitwise_xor},
+    {"of_bitwise_left_shift", of_bitwise_left_shift}, {"of_bitwise_right_shift", of_bitwise_right_shift},
 };
 inline const NamedScalar kScalar[] = {
     {"of_add_scalar", of_add_scalar}, {"of_sub_scalar", of_sub_scalar},
@@ -184,6 +187,16 @@ inline const NamedUnary kUnary[] = {
     {"of_relu", of_relu},       {"of_sigmoid", of_sigmoid},   {"of_tanh", of_tanh},
     {"of_logical_not", of_logical_not}, {"of_contiguous", of_contiguous},
     {"of_zeros_like", of_zeros_like},   {"of_ones_like", of_ones_like},
+    {"of_sin", of_sin},         {"of_cos", of_cos},           {"of_tan", of_tan},
+    {"of_asin", of_asin},       {"of_acos", of_acos},         {"of_atan", of_atan},
+    {"of_sinh", of_sinh},       {"of_cosh", of_cosh},         {"of_asinh", of_asinh},
+    {"of_acosh", of_acosh},     {"of_atanh", of_atanh},       {"of_erf", of_erf},
+    {"of_erfinv", of_erfinv},   {"of_log1p", of_log1p},       {"of_expm1", of_expm1},
+    {"of_reciprocal", of_reciprocal}, {"of_silu", of_silu},   {"of_mish", of_mish},
+    {"of_selu", of_selu},       {"of_hardswish", of_hardswish}, {"of_hardsigmoid", of_hardsigmoid},
+    {"of_floor", of_floor},     {"of_ceil", of_ceil},         {"of_round", of_round},
+    {"of_trunc", of_trunc},     {"of_sign", of_sign},         {"of_isnan", of_isnan},
+    {"of_isinf", of_isinf},     {"of_isfinite", of_isfinite}, {"of_bitwise_not", of_bitwise_not},
 };
 
 template <typename T, size_t N>
@@ -713,6 +726,26 @@ inline Prepared PrepareOp(OpContext& c) {
         p.inputs = {xi, h, w_ih, w_hh, b_ih, b_hh};
         p.call = [=](of_tensor_t** out) { return of_gru_cell(s, xi, h, w_ih, w_hh, b_ih, b_hh, out); };
       }
+      break;
+    }
+    case 47: {  // the activations with parameters, and clamp with scalar or tensor bounds
+      const uint32_t which = in.pick(6);
+      const double a = in.rare() ? in.scalar() : in.pick(5) / 2.0 - 1.0, b = in.rare() ? in.scalar() : in.pick(5) / 2.0;
+      const of_tensor_t* lo = in.flag() ? nullptr : in.rare(4) ? c.pool.pick() : x == nullptr ? nullptr : Fresh(c, DTypeOfTensor(x), BroadcastPartner(in, xd));
+      const of_tensor_t* hi = in.flag() ? nullptr : in.rare(4) ? c.pool.pick() : x == nullptr ? nullptr : Fresh(c, in.rare(8) ? PickDType(in) : DTypeOfTensor(x), BroadcastPartner(in, xd));
+      static const char* const kNames[] = {"of_softplus", "of_elu", "of_leaky_relu", "of_hardtanh", "of_clamp_scalar", "of_clamp"};
+      p.name = kNames[which];
+      p.inputs = {x, lo, hi};
+      p.call = [=](of_tensor_t** out) {
+        switch (which) {
+          case 0: return of_softplus(s, x, a, b, out);
+          case 1: return of_elu(s, x, a, out);
+          case 2: return of_leaky_relu(s, x, a, out);
+          case 3: return of_hardtanh(s, x, a, b, out);
+          case 4: return of_clamp_scalar(s, x, a, b, out);
+          default: return of_clamp(s, x, lo, hi, out);
+        }
+      };
       break;
     }
     default: {  // misuse: a NULL out parameter; or the op registry
