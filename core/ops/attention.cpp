@@ -230,16 +230,40 @@ void DropoutRow(const Plan& p, int64_t b, int64_t i, int64_t j0, int64_t j1, A* 
   }
 }
 
-// Scaled, masked scores of row i of batch b against keys [j0, j1), into s (-inf where not attended).
+// cols_t (n x c, row-major) = the transpose of `c` rows of n elements (`rows`, contiguous), in A.
 template <typename T, typename A>
-void ScoreRow(const Plan& p, const T* q, const T* k, int64_t b, int64_t i, int64_t j0, int64_t j1, A* s) {
-  const T* qi = q + p.q_off[static_cast<size_t>(b)] + i * p.e;
-  const T* kb = k + p.k_off[static_cast<size_t>(b)];
+void Transpose(const T* __restrict rows, int64_t c, int64_t n, A* __restrict cols_t) {
+  for (int64_t j = 0; j < c; ++j) {
+    for (int64_t e = 0; e < n; ++e) cols_t[e * c + j] = static_cast<A>(rows[j * n + e]);
+  }
+}
+
+// out (r x c) = rows (r x n, contiguous) @ cols_t (n x c): the inner loop runs along c, contiguous in
+// both out and cols_t, so that it vectorises without reassociating a sum.
+template <typename T, typename A>
+void TileProduct(const T* __restrict rows, int64_t r, int64_t n, const A* __restrict cols_t, int64_t c,
+                 A* __restrict out) {
+  for (int64_t i = 0; i < r; ++i) {
+    A* o = out + i * c;
+    std::fill(o, o + c, A(0));
+    for (int64_t e = 0; e < n; ++e) {
+      const A a = static_cast<A>(rows[i * n + e]);
+      const A* ct = cols_t + e * c;
+      for (int64_t j = 0; j < c; ++j) o[j] += a * ct[j];
+    }
+  }
+}
+
+// Row i of batch b, keys [j0, j1): s holds q_i . k_j on entry and the scaled, masked scores on return
+// (-inf where not attended).
+template <typename T, typename A>
+void MaskRow(const Plan& p, int64_t b, int64_t i, int64_t j0, int64_t j1, A* s) {
   const A scale = static_cast<A>(p.scale);
   const A neg_inf = -std::numeric_limits<A>::infinity();
-  const int64_t jend = p.causal ? std::min(j1, i + 1) : j1;
-  for (int64_t j = j0; j < jend; ++j) s[j - j0] = scale * Dot<A>(qi, kb + j * p.e, p.e);
-  for (int64_t j = std::max(jend, j0); j < j1; ++j) s[j - j0] = neg_inf;
+  for (int64_t j = j0; j < j1; ++j) s[j - j0] *= scale;
+  if (p.causal) {
+    for (int64_t j = std::max(j0, i + 1); j < j1; ++j) s[j - j0] = neg_inf;
+  }
   if (p.mask == nullptr) return;
   const int64_t mrow = p.m_off[static_cast<size_t>(b)] + i * p.m_rs;
   if (p.mask_bool) {
@@ -254,7 +278,7 @@ void ScoreRow(const Plan& p, const T* q, const T* k, int64_t b, int64_t i, int64
 }
 
 // Query rows per forward work item, and the tile sizes of the backward.
-constexpr int64_t kRowBlock = 16;
+constexpr int64_t kRowBlock = 32;
 constexpr int64_t kTile = 32;
 
 // Grain (work items per chunk) for items of `cost` multiply-adds each.
@@ -271,14 +295,25 @@ void AttentionForward(KernelContext& ctx, Plan& plan) {
   T* lse = ctx.out(1).data<T>();
   const int64_t blocks = (p.l + kRowBlock - 1) / kRowBlock;
   ctx.pool.ParallelFor(p.nb * blocks, GrainFor(kRowBlock * p.s * (p.e + p.ev)), [&](int64_t begin, int64_t end) {
-    std::vector<A> s(static_cast<size_t>(p.s)), z(static_cast<size_t>(p.p > 0 ? p.s : 0)), acc(static_cast<size_t>(p.ev));
+    // Per thread: k^T of the current batch, the block's scores, dropout factors, one output row.
+    std::vector<A> kt(static_cast<size_t>(p.e * p.s)), s(static_cast<size_t>(kRowBlock * p.s));
+    std::vector<A> z(static_cast<size_t>(p.p > 0 ? p.s : 0)), acc(static_cast<size_t>(p.ev));
+    int64_t kt_batch = -1;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / blocks, i0 = (item % blocks) * kRowBlock, i1 = std::min(p.l, i0 + kRowBlock);
+      // Keys a causal block cannot attend to are never computed.
+      const int64_t jn = p.causal ? std::min(p.s, i1) : p.s;
       const T* vb = v + p.v_off[static_cast<size_t>(b)];
+      if (kt_batch != b || p.causal) {
+        Transpose(k + p.k_off[static_cast<size_t>(b)], jn, p.e, kt.data());
+        kt_batch = p.causal ? -1 : b;
+      }
+      TileProduct(q + p.q_off[static_cast<size_t>(b)] + i0 * p.e, i1 - i0, p.e, kt.data(), jn, s.data());
       for (int64_t i = i0; i < i1; ++i) {
-        ScoreRow(p, q, k, b, i, 0, p.s, s.data());
+        A* si = s.data() + (i - i0) * jn;
+        MaskRow<T>(p, b, i, 0, jn, si);
         A m = -std::numeric_limits<A>::infinity();
-        for (int64_t j = 0; j < p.s; ++j) m = std::max(m, s[static_cast<size_t>(j)]);
+        for (int64_t j = 0; j < jn; ++j) m = std::max(m, si[j]);
         T* oi = out + (b * p.l + i) * p.ev;
         if (m == -std::numeric_limits<A>::infinity()) {  // no key attended
           std::fill(oi, oi + p.ev, T(0));
@@ -286,18 +321,16 @@ void AttentionForward(KernelContext& ctx, Plan& plan) {
           continue;
         }
         A sum = 0;
-        for (int64_t j = 0; j < p.s; ++j) {
-          const A e = std::exp(s[static_cast<size_t>(j)] - m);
-          s[static_cast<size_t>(j)] = e;
-          sum += e;
+        for (int64_t j = 0; j < jn; ++j) {
+          si[j] = std::exp(si[j] - m);
+          sum += si[j];
         }
         lse[b * p.l + i] = static_cast<T>(m + std::log(sum));
         const A inv = A(1) / sum;
-        if (p.p > 0) DropoutRow(p, b, i, 0, p.s, z.data());
+        if (p.p > 0) DropoutRow(p, b, i, 0, jn, z.data());
         std::fill(acc.begin(), acc.end(), A(0));
-        const int64_t jend = p.causal ? std::min(p.s, i + 1) : p.s;
-        for (int64_t j = 0; j < jend; ++j) {
-          A w = s[static_cast<size_t>(j)] * inv;
+        for (int64_t j = 0; j < jn; ++j) {
+          A w = si[j] * inv;
           if (p.p > 0) w *= z[static_cast<size_t>(j)];
           if (w != A(0)) Axpy(w, vb + j * p.ev, acc.data(), p.ev);
         }
@@ -325,13 +358,15 @@ void AttentionKernel(KernelContext& ctx) {
   });
 }
 
-// One tile of the backward: rows [i0, i1) x keys [j0, j1) of batch b. Fills, row-major (i1 - i0) x
-// (j1 - j0): pd = the dropped-out probabilities and ds = the scores' gradient (before the scale).
+// One tile of the backward: rows [i0, i1) x keys [j0, j1) of batch b, with kt (E x w) and vt (Ev x w)
+// the tile's keys and values transposed. Fills, row-major (i1 - i0) x w: pd = the dropped-out
+// probabilities and ds = the scores' gradient (before the scale).
 template <typename T, typename A>
-void BackwardTile(const Plan& p, const T* q, const T* k, const T* v, const T* dout, const T* lse, const A* delta,
+void BackwardTile(const Plan& p, const T* q, const T* dout, const T* lse, const A* delta, const A* kt, const A* vt,
                   int64_t b, int64_t i0, int64_t i1, int64_t j0, int64_t j1, A* pd, A* ds, A* z) {
   const int64_t w = j1 - j0;
-  const T* vb = v + p.v_off[static_cast<size_t>(b)];
+  TileProduct(q + p.q_off[static_cast<size_t>(b)] + i0 * p.e, i1 - i0, p.e, kt, w, pd);
+  TileProduct(dout + (b * p.l + i0) * p.ev, i1 - i0, p.ev, vt, w, ds);  // dP = dout v^T
   for (int64_t i = i0; i < i1; ++i) {
     A* pdi = pd + (i - i0) * w;
     A* dsi = ds + (i - i0) * w;
@@ -341,20 +376,14 @@ void BackwardTile(const Plan& p, const T* q, const T* k, const T* v, const T* do
       std::fill(dsi, dsi + w, A(0));
       continue;
     }
-    ScoreRow(p, q, k, b, i, j0, j1, pdi);
+    MaskRow<T>(p, b, i, j0, j1, pdi);
     if (p.p > 0) DropoutRow(p, b, i, j0, j1, z);
-    const T* doi = dout + (b * p.l + i) * p.ev;
     const A di = delta[b * p.l + i];
-    for (int64_t j = j0; j < j1; ++j) {
-      const A prob = std::exp(pdi[j - j0] - li);
-      if (prob == A(0)) {
-        pdi[j - j0] = dsi[j - j0] = A(0);
-        continue;
-      }
-      const A zj = p.p > 0 ? z[j - j0] : A(1);
-      const A dp = Dot<A>(doi, vb + j * p.ev, p.ev);
-      pdi[j - j0] = prob * zj;
-      dsi[j - j0] = prob * (dp * zj - di);
+    for (int64_t j = 0; j < w; ++j) {
+      const A prob = std::exp(pdi[j] - li);
+      const A zj = p.p > 0 ? z[j] : A(1);
+      pdi[j] = prob * zj;
+      dsi[j] = prob * (dsi[j] * zj - di);
     }
   }
 }
@@ -379,16 +408,22 @@ void AttentionBackward(KernelContext& ctx, const Plan& p) {
   const A scale = static_cast<A>(p.scale);
   const int64_t qblocks = (p.l + kTile - 1) / kTile, kblocks = (p.s + kTile - 1) / kTile;
   const int64_t tile_cost = kTile * kTile * (p.e + p.ev) * 2;
+  const size_t tile = static_cast<size_t>(kTile * kTile);
   // dq_i = scale sum_j ds_ij k_j, per block of query rows.
   ctx.pool.ParallelFor(p.nb * qblocks, GrainFor(tile_cost * kblocks), [&](int64_t begin, int64_t end) {
-    std::vector<A> pd(kTile * kTile), ds(kTile * kTile), z(kTile), acc(static_cast<size_t>(kTile * p.e));
+    std::vector<A> pd(tile), ds(tile), z(kTile), acc(static_cast<size_t>(kTile * p.e));
+    std::vector<A> kt(static_cast<size_t>(kTile * p.e)), vt(static_cast<size_t>(kTile * p.ev));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / qblocks, i0 = (item % qblocks) * kTile, i1 = std::min(p.l, i0 + kTile);
       const T* kb = k + p.k_off[static_cast<size_t>(b)];
+      const T* vb = v + p.v_off[static_cast<size_t>(b)];
       std::fill(acc.begin(), acc.end(), A(0));
       for (int64_t j0 = 0; j0 < p.s && !(p.causal && j0 > i1 - 1); j0 += kTile) {
         const int64_t j1 = std::min(p.s, j0 + kTile), w = j1 - j0;
-        BackwardTile(p, q, k, v, dout, lse, delta.data(), b, i0, i1, j0, j1, pd.data(), ds.data(), z.data());
+        Transpose(kb + j0 * p.e, w, p.e, kt.data());
+        Transpose(vb + j0 * p.ev, w, p.ev, vt.data());
+        BackwardTile(p, q, dout, lse, delta.data(), kt.data(), vt.data(), b, i0, i1, j0, j1, pd.data(), ds.data(),
+                     z.data());
         for (int64_t i = i0; i < i1; ++i) {
           for (int64_t j = j0; j < j1; ++j) {
             const A g = ds[static_cast<size_t>((i - i0) * w + j - j0)];
@@ -402,16 +437,20 @@ void AttentionBackward(KernelContext& ctx, const Plan& p) {
   });
   // dv_j = sum_i pd_ij dout_i and dk_j = scale sum_i ds_ij q_i, per block of keys.
   ctx.pool.ParallelFor(p.nb * kblocks, GrainFor(tile_cost * qblocks), [&](int64_t begin, int64_t end) {
-    std::vector<A> pd(kTile * kTile), ds(kTile * kTile), z(kTile);
+    std::vector<A> pd(tile), ds(tile), z(kTile);
+    std::vector<A> kt(static_cast<size_t>(kTile * p.e)), vt(static_cast<size_t>(kTile * p.ev));
     std::vector<A> acc_k(static_cast<size_t>(kTile * p.e)), acc_v(static_cast<size_t>(kTile * p.ev));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / kblocks, j0 = (item % kblocks) * kTile, j1 = std::min(p.s, j0 + kTile), w = j1 - j0;
       const T* qb = q + p.q_off[static_cast<size_t>(b)];
+      Transpose(k + p.k_off[static_cast<size_t>(b)] + j0 * p.e, w, p.e, kt.data());
+      Transpose(v + p.v_off[static_cast<size_t>(b)] + j0 * p.ev, w, p.ev, vt.data());
       std::fill(acc_k.begin(), acc_k.end(), A(0));
       std::fill(acc_v.begin(), acc_v.end(), A(0));
       for (int64_t i0 = p.causal ? j0 : 0; i0 < p.l; i0 += kTile) {
         const int64_t i1 = std::min(p.l, i0 + kTile);
-        BackwardTile(p, q, k, v, dout, lse, delta.data(), b, i0, i1, j0, j1, pd.data(), ds.data(), z.data());
+        BackwardTile(p, q, dout, lse, delta.data(), kt.data(), vt.data(), b, i0, i1, j0, j1, pd.data(), ds.data(),
+                     z.data());
         for (int64_t i = i0; i < i1; ++i) {
           const T* doi = dout + (b * p.l + i) * p.ev;
           const T* qi = qb + i * p.e;
