@@ -33,6 +33,8 @@ OpRegistry& OpRegistry::Global() {
     RegisterFusedOps(*r);
     RegisterOptimizerOps(*r);
     RegisterNormalizationOps(*r);
+    RegisterExtraReduceOps(*r);
+    RegisterScanOps(*r);
     return r;
   }();
   return *registry;

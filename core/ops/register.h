@@ -12,5 +12,7 @@ void RegisterViewOps(OpRegistry& registry);         // core/ops/view.cpp: views,
 void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, conv2d, batch_norm, pooling
 void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
+void RegisterExtraReduceOps(OpRegistry& registry);  // core/ops/reduce_extra.cpp: prod, logsumexp, all, any, norm
+void RegisterScanOps(OpRegistry& registry);         // core/ops/scan.cpp: cumsum, cumprod
 void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
 }  // namespace oneflow
