@@ -97,6 +97,14 @@ void ScanKernel(KernelContext& ctx) {
       const T* px = x.data<const T>();
       Out* py = ctx.out(0).data<Out>();
       ForEachBlock(x, ctx.attrs, ctx.pool, [&](int64_t base, int64_t n, int64_t inner) {
+        if (inner == 1) {  // one line: a scalar accumulator
+          Acc a(kProd ? 1 : 0);
+          for (int64_t k = 0; k < n; ++k) {
+            a = kProd ? a * Widen(px[base + k]) : a + Widen(px[base + k]);
+            py[base + k] = static_cast<Out>(a);
+          }
+          return;
+        }
         std::vector<Acc> acc(static_cast<size_t>(inner), Acc(kProd ? 1 : 0));
         for (int64_t k = 0; k < n; ++k) {
           const T* xs = px + base + k * inner;
@@ -121,6 +129,14 @@ void CumsumBackwardKernel(KernelContext& ctx) {
       const T* pdy = dy.data<const T>();
       T* pdx = ctx.out(0).data<T>();
       ForEachBlock(dy, ctx.attrs, ctx.pool, [&](int64_t base, int64_t n, int64_t inner) {
+        if (inner == 1) {
+          double a = 0;
+          for (int64_t k = n; k-- > 0;) {
+            a += pdy[base + k];
+            pdx[base + k] = static_cast<T>(a);
+          }
+          return;
+        }
         std::vector<double> acc(static_cast<size_t>(inner), 0.0);
         for (int64_t k = n; k-- > 0;) {
           for (int64_t j = 0; j < inner; ++j) {
