@@ -38,6 +38,8 @@ OpRegistry& OpRegistry::Global() {
     RegisterIndexingOps(*r);
     RegisterNormalizationOps(*r);
     RegisterMathOps(*r);
+    RegisterExtraReduceOps(*r);
+    RegisterScanOps(*r);
     return r;
   }();
   return *registry;

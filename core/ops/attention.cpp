@@ -1,5 +1,6 @@
 // scaled_dot_product_attention: one fused CPU kernel (scores, mask, stable softmax, dropout, product
-// with v) per (batch, block of query rows), and one fused backward kernel giving dq, dk and dv.
+// with v) per (batch, block of query rows), and one fused backward kernel giving dq, dk and dv, the
+// products of each block or tile by oneDNN's sgemm (float32) on the pool thread that owns it.
 //
 // The forward saves the row log-sum-exp of the masked, scaled scores ("lse") and the generator range
 // its dropout drew from ("rng": key and first counter), so that the backward recomputes the
@@ -14,9 +15,17 @@
 #include <limits>
 #include <type_traits>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
 #include "core/ops/register.h"
+
+// libgomp's thread count (weak: libdnnl loads libgomp), as core/ops/dnnl/dnnl_common.cpp.
+extern "C" {
+__attribute__((weak)) void omp_set_num_threads(int);
+__attribute__((weak)) int omp_get_max_threads(void);
+}
 
 namespace oneflow {
 namespace {
@@ -190,9 +199,6 @@ Plan MakePlan(const KernelContext& ctx, const Tensor& q, const Tensor& k, const 
   return p;
 }
 
-template <typename T>
-using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
 // Four partial sums, so that the compiler can keep them in vector lanes.
 template <typename A, typename T>
 inline A Dot(const T* __restrict a, const T* __restrict b, int64_t n) {
@@ -206,11 +212,6 @@ inline A Dot(const T* __restrict a, const T* __restrict b, int64_t n) {
   }
   for (; k < n; ++k) s0 += static_cast<A>(a[k]) * static_cast<A>(b[k]);
   return (s0 + s1) + (s2 + s3);
-}
-
-template <typename A, typename T>
-inline void Axpy(A alpha, const T* __restrict x, A* __restrict y, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) y[k] += alpha * static_cast<A>(x[k]);
 }
 
 // The dropout factors of row i's keys [j0, j1) of batch b: 0 or 1 / (1 - p).
@@ -230,16 +231,54 @@ void DropoutRow(const Plan& p, int64_t b, int64_t i, int64_t j0, int64_t j1, A* 
   }
 }
 
-// Scaled, masked scores of row i of batch b against keys [j0, j1), into s (-inf where not attended).
+// C (m x n, row stride ldc) = alpha op(A) op(B) + beta C, all row-major, op transposing when asked.
+// float: oneDNN's sgemm (JIT-compiled for the machine), run on the calling thread alone (the kernels
+// parallelise over their work items on the session's pool); double: loops.
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    }
+    return;
+  }
+  // libgomp (loaded by libdnnl, see core/ops/dnnl/dnnl_common.cpp) sizes oneDNN's threads per calling
+  // thread; the next oneDNN primitive call on this thread sets its own count again.
+  if (omp_get_max_threads != nullptr && omp_set_num_threads != nullptr && omp_get_max_threads() != 1) {
+    omp_set_num_threads(1);
+  }
+  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
+}
+
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    double* __restrict ci = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) ci[j] = beta == 0.0 ? 0.0 : beta * ci[j];
+    for (int64_t q = 0; q < k; ++q) {
+      const double av = alpha * (ta ? a[q * lda + i] : a[i * lda + q]);
+      if (tb) {
+        for (int64_t j = 0; j < n; ++j) ci[j] += av * b[j * ldb + q];
+      } else {
+        const double* __restrict bq = b + q * ldb;
+        for (int64_t j = 0; j < n; ++j) ci[j] += av * bq[j];
+      }
+    }
+  }
+}
+
+// Row i of batch b, keys [j0, j1): s holds q_i . k_j on entry and the scaled, masked scores on return
+// (-inf where not attended).
 template <typename T, typename A>
-void ScoreRow(const Plan& p, const T* q, const T* k, int64_t b, int64_t i, int64_t j0, int64_t j1, A* s) {
-  const T* qi = q + p.q_off[static_cast<size_t>(b)] + i * p.e;
-  const T* kb = k + p.k_off[static_cast<size_t>(b)];
+void MaskRow(const Plan& p, int64_t b, int64_t i, int64_t j0, int64_t j1, A* s) {
   const A scale = static_cast<A>(p.scale);
   const A neg_inf = -std::numeric_limits<A>::infinity();
-  const int64_t jend = p.causal ? std::min(j1, i + 1) : j1;
-  for (int64_t j = j0; j < jend; ++j) s[j - j0] = scale * Dot<A>(qi, kb + j * p.e, p.e);
-  for (int64_t j = std::max(jend, j0); j < j1; ++j) s[j - j0] = neg_inf;
+  for (int64_t j = j0; j < j1; ++j) s[j - j0] *= scale;
+  if (p.causal) {
+    for (int64_t j = std::max(j0, i + 1); j < j1; ++j) s[j - j0] = neg_inf;
+  }
   if (p.mask == nullptr) return;
   const int64_t mrow = p.m_off[static_cast<size_t>(b)] + i * p.m_rs;
   if (p.mask_bool) {
@@ -254,15 +293,14 @@ void ScoreRow(const Plan& p, const T* q, const T* k, int64_t b, int64_t i, int64
 }
 
 // Query rows per forward work item, and the tile sizes of the backward.
-constexpr int64_t kRowBlock = 16;
-constexpr int64_t kTile = 32;
+constexpr int64_t kRowBlock = 32;
+constexpr int64_t kTile = 64;
 
 // Grain (work items per chunk) for items of `cost` multiply-adds each.
 int64_t GrainFor(int64_t cost) { return std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(cost, 1)); }
 
 template <typename T>
 void AttentionForward(KernelContext& ctx, Plan& plan) {
-  using A = AccOf<T>;
   const Plan& p = plan;
   const T* q = ctx.in(0).data<const T>();
   const T* k = ctx.in(1).data<const T>();
@@ -271,38 +309,40 @@ void AttentionForward(KernelContext& ctx, Plan& plan) {
   T* lse = ctx.out(1).data<T>();
   const int64_t blocks = (p.l + kRowBlock - 1) / kRowBlock;
   ctx.pool.ParallelFor(p.nb * blocks, GrainFor(kRowBlock * p.s * (p.e + p.ev)), [&](int64_t begin, int64_t end) {
-    std::vector<A> s(static_cast<size_t>(p.s)), z(static_cast<size_t>(p.p > 0 ? p.s : 0)), acc(static_cast<size_t>(p.ev));
+    // Per thread: the block's scores, then its attention weights; one row's dropout factors.
+    std::vector<T> s(static_cast<size_t>(kRowBlock * p.s)), z(static_cast<size_t>(p.p > 0 ? p.s : 0));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / blocks, i0 = (item % blocks) * kRowBlock, i1 = std::min(p.l, i0 + kRowBlock);
-      const T* vb = v + p.v_off[static_cast<size_t>(b)];
+      // Keys a causal block cannot attend to are never computed.
+      const int64_t jn = p.causal ? std::min(p.s, i1) : p.s;
+      const T* kb = k + p.k_off[static_cast<size_t>(b)];
+      Gemm(false, true, i1 - i0, jn, p.e, T(1), q + p.q_off[static_cast<size_t>(b)] + i0 * p.e, p.e, kb, p.e, T(0),
+           s.data(), jn);
       for (int64_t i = i0; i < i1; ++i) {
-        ScoreRow(p, q, k, b, i, 0, p.s, s.data());
-        A m = -std::numeric_limits<A>::infinity();
-        for (int64_t j = 0; j < p.s; ++j) m = std::max(m, s[static_cast<size_t>(j)]);
-        T* oi = out + (b * p.l + i) * p.ev;
-        if (m == -std::numeric_limits<A>::infinity()) {  // no key attended
-          std::fill(oi, oi + p.ev, T(0));
+        T* si = s.data() + (i - i0) * jn;
+        MaskRow<T>(p, b, i, 0, jn, si);
+        T m = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < jn; ++j) m = std::max(m, si[j]);
+        if (m == -std::numeric_limits<T>::infinity()) {  // no key attended: zeros
+          std::fill(si, si + jn, T(0));
           lse[b * p.l + i] = -std::numeric_limits<T>::infinity();
           continue;
         }
-        A sum = 0;
-        for (int64_t j = 0; j < p.s; ++j) {
-          const A e = std::exp(s[static_cast<size_t>(j)] - m);
-          s[static_cast<size_t>(j)] = e;
-          sum += e;
+        T sum = 0;
+        for (int64_t j = 0; j < jn; ++j) {
+          si[j] = std::exp(si[j] - m);
+          sum += si[j];
         }
-        lse[b * p.l + i] = static_cast<T>(m + std::log(sum));
-        const A inv = A(1) / sum;
-        if (p.p > 0) DropoutRow(p, b, i, 0, p.s, z.data());
-        std::fill(acc.begin(), acc.end(), A(0));
-        const int64_t jend = p.causal ? std::min(p.s, i + 1) : p.s;
-        for (int64_t j = 0; j < jend; ++j) {
-          A w = s[static_cast<size_t>(j)] * inv;
-          if (p.p > 0) w *= z[static_cast<size_t>(j)];
-          if (w != A(0)) Axpy(w, vb + j * p.ev, acc.data(), p.ev);
+        lse[b * p.l + i] = m + std::log(sum);
+        const T inv = T(1) / sum;
+        for (int64_t j = 0; j < jn; ++j) si[j] *= inv;
+        if (p.p > 0) {
+          DropoutRow(p, b, i, 0, jn, z.data());
+          for (int64_t j = 0; j < jn; ++j) si[j] *= z[static_cast<size_t>(j)];
         }
-        for (int64_t c = 0; c < p.ev; ++c) oi[c] = static_cast<T>(acc[static_cast<size_t>(c)]);
       }
+      Gemm(false, false, i1 - i0, p.ev, jn, T(1), s.data(), jn, v + p.v_off[static_cast<size_t>(b)], p.ev, T(0),
+           out + (b * p.l + i0) * p.ev, p.ev);
     }
   });
 }
@@ -327,41 +367,37 @@ void AttentionKernel(KernelContext& ctx) {
 
 // One tile of the backward: rows [i0, i1) x keys [j0, j1) of batch b. Fills, row-major (i1 - i0) x
 // (j1 - j0): pd = the dropped-out probabilities and ds = the scores' gradient (before the scale).
-template <typename T, typename A>
-void BackwardTile(const Plan& p, const T* q, const T* k, const T* v, const T* dout, const T* lse, const A* delta,
-                  int64_t b, int64_t i0, int64_t i1, int64_t j0, int64_t j1, A* pd, A* ds, A* z) {
-  const int64_t w = j1 - j0;
-  const T* vb = v + p.v_off[static_cast<size_t>(b)];
+template <typename T>
+void BackwardTile(const Plan& p, const T* q, const T* k, const T* v, const T* dout, const T* lse, const T* delta,
+                  int64_t b, int64_t i0, int64_t i1, int64_t j0, int64_t j1, T* pd, T* ds, T* z) {
+  const int64_t r = i1 - i0, w = j1 - j0;
+  Gemm(false, true, r, w, p.e, T(1), q + p.q_off[static_cast<size_t>(b)] + i0 * p.e, p.e,
+       k + p.k_off[static_cast<size_t>(b)] + j0 * p.e, p.e, T(0), pd, w);
+  Gemm(false, true, r, w, p.ev, T(1), dout + (b * p.l + i0) * p.ev, p.ev,  // dP = dout v^T
+       v + p.v_off[static_cast<size_t>(b)] + j0 * p.ev, p.ev, T(0), ds, w);
   for (int64_t i = i0; i < i1; ++i) {
-    A* pdi = pd + (i - i0) * w;
-    A* dsi = ds + (i - i0) * w;
-    const A li = static_cast<A>(lse[b * p.l + i]);
-    if (!(li > -std::numeric_limits<A>::infinity())) {  // a row that attended nothing
-      std::fill(pdi, pdi + w, A(0));
-      std::fill(dsi, dsi + w, A(0));
+    T* pdi = pd + (i - i0) * w;
+    T* dsi = ds + (i - i0) * w;
+    const T li = lse[b * p.l + i];
+    if (!(li > -std::numeric_limits<T>::infinity())) {  // a row that attended nothing
+      std::fill(pdi, pdi + w, T(0));
+      std::fill(dsi, dsi + w, T(0));
       continue;
     }
-    ScoreRow(p, q, k, b, i, j0, j1, pdi);
+    MaskRow<T>(p, b, i, j0, j1, pdi);
     if (p.p > 0) DropoutRow(p, b, i, j0, j1, z);
-    const T* doi = dout + (b * p.l + i) * p.ev;
-    const A di = delta[b * p.l + i];
-    for (int64_t j = j0; j < j1; ++j) {
-      const A prob = std::exp(pdi[j - j0] - li);
-      if (prob == A(0)) {
-        pdi[j - j0] = dsi[j - j0] = A(0);
-        continue;
-      }
-      const A zj = p.p > 0 ? z[j - j0] : A(1);
-      const A dp = Dot<A>(doi, vb + j * p.ev, p.ev);
-      pdi[j - j0] = prob * zj;
-      dsi[j - j0] = prob * (dp * zj - di);
+    const T di = delta[b * p.l + i];
+    for (int64_t j = 0; j < w; ++j) {
+      const T prob = std::exp(pdi[j] - li);
+      const T zj = p.p > 0 ? z[j] : T(1);
+      pdi[j] = prob * zj;
+      dsi[j] = prob * (dsi[j] * zj - di);
     }
   }
 }
 
 template <typename T>
 void AttentionBackward(KernelContext& ctx, const Plan& p) {
-  using A = AccOf<T>;
   const T* dout = ctx.in(0).data<const T>();
   const T* q = ctx.in(1).data<const T>();
   const T* k = ctx.in(2).data<const T>();
@@ -372,60 +408,45 @@ void AttentionBackward(KernelContext& ctx, const Plan& p) {
   T* dk = ctx.out(1).data<T>();
   T* dv = ctx.out(2).data<T>();
   // delta_i = dout_i . out_i = sum_j dP_ij P_ij, the softmax backward's row term (dropout included).
-  std::vector<A> delta(static_cast<size_t>(p.nb * p.l));
+  std::vector<T> delta(static_cast<size_t>(p.nb * p.l));
   ctx.pool.ParallelFor(p.nb * p.l, GrainFor(p.ev), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) delta[static_cast<size_t>(r)] = Dot<A>(dout + r * p.ev, out + r * p.ev, p.ev);
+    for (int64_t r = begin; r < end; ++r) delta[static_cast<size_t>(r)] = Dot<T>(dout + r * p.ev, out + r * p.ev, p.ev);
   });
-  const A scale = static_cast<A>(p.scale);
+  const T scale = static_cast<T>(p.scale);
   const int64_t qblocks = (p.l + kTile - 1) / kTile, kblocks = (p.s + kTile - 1) / kTile;
   const int64_t tile_cost = kTile * kTile * (p.e + p.ev) * 2;
-  // dq_i = scale sum_j ds_ij k_j, per block of query rows.
+  const size_t tile = static_cast<size_t>(kTile * kTile);
+  // dq = scale dS k, per block of query rows.
   ctx.pool.ParallelFor(p.nb * qblocks, GrainFor(tile_cost * kblocks), [&](int64_t begin, int64_t end) {
-    std::vector<A> pd(kTile * kTile), ds(kTile * kTile), z(kTile), acc(static_cast<size_t>(kTile * p.e));
+    std::vector<T> pd(tile), ds(tile), z(kTile);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / qblocks, i0 = (item % qblocks) * kTile, i1 = std::min(p.l, i0 + kTile);
-      const T* kb = k + p.k_off[static_cast<size_t>(b)];
-      std::fill(acc.begin(), acc.end(), A(0));
+      T* dqb = dq + (b * p.l + i0) * p.e;
+      std::fill(dqb, dqb + (i1 - i0) * p.e, T(0));
       for (int64_t j0 = 0; j0 < p.s && !(p.causal && j0 > i1 - 1); j0 += kTile) {
         const int64_t j1 = std::min(p.s, j0 + kTile), w = j1 - j0;
         BackwardTile(p, q, k, v, dout, lse, delta.data(), b, i0, i1, j0, j1, pd.data(), ds.data(), z.data());
-        for (int64_t i = i0; i < i1; ++i) {
-          for (int64_t j = j0; j < j1; ++j) {
-            const A g = ds[static_cast<size_t>((i - i0) * w + j - j0)];
-            if (g != A(0)) Axpy(g * scale, kb + j * p.e, acc.data() + (i - i0) * p.e, p.e);
-          }
-        }
+        Gemm(false, false, i1 - i0, p.e, w, scale, ds.data(), w, k + p.k_off[static_cast<size_t>(b)] + j0 * p.e, p.e,
+             T(1), dqb, p.e);
       }
-      T* dqb = dq + (b * p.l + i0) * p.e;
-      for (int64_t x = 0; x < (i1 - i0) * p.e; ++x) dqb[x] = static_cast<T>(acc[static_cast<size_t>(x)]);
     }
   });
-  // dv_j = sum_i pd_ij dout_i and dk_j = scale sum_i ds_ij q_i, per block of keys.
+  // dv = pd^T dout and dk = scale dS^T q, per block of keys.
   ctx.pool.ParallelFor(p.nb * kblocks, GrainFor(tile_cost * qblocks), [&](int64_t begin, int64_t end) {
-    std::vector<A> pd(kTile * kTile), ds(kTile * kTile), z(kTile);
-    std::vector<A> acc_k(static_cast<size_t>(kTile * p.e)), acc_v(static_cast<size_t>(kTile * p.ev));
+    std::vector<T> pd(tile), ds(tile), z(kTile);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / kblocks, j0 = (item % kblocks) * kTile, j1 = std::min(p.s, j0 + kTile), w = j1 - j0;
-      const T* qb = q + p.q_off[static_cast<size_t>(b)];
-      std::fill(acc_k.begin(), acc_k.end(), A(0));
-      std::fill(acc_v.begin(), acc_v.end(), A(0));
-      for (int64_t i0 = p.causal ? j0 : 0; i0 < p.l; i0 += kTile) {
-        const int64_t i1 = std::min(p.l, i0 + kTile);
-        BackwardTile(p, q, k, v, dout, lse, delta.data(), b, i0, i1, j0, j1, pd.data(), ds.data(), z.data());
-        for (int64_t i = i0; i < i1; ++i) {
-          const T* doi = dout + (b * p.l + i) * p.ev;
-          const T* qi = qb + i * p.e;
-          for (int64_t j = j0; j < j1; ++j) {
-            const size_t t = static_cast<size_t>((i - i0) * w + j - j0);
-            if (pd[t] != A(0)) Axpy(pd[t], doi, acc_v.data() + (j - j0) * p.ev, p.ev);
-            if (ds[t] != A(0)) Axpy(ds[t] * scale, qi, acc_k.data() + (j - j0) * p.e, p.e);
-          }
-        }
-      }
       T* dkb = dk + (b * p.s + j0) * p.e;
       T* dvb = dv + (b * p.s + j0) * p.ev;
-      for (int64_t x = 0; x < w * p.e; ++x) dkb[x] = static_cast<T>(acc_k[static_cast<size_t>(x)]);
-      for (int64_t x = 0; x < w * p.ev; ++x) dvb[x] = static_cast<T>(acc_v[static_cast<size_t>(x)]);
+      std::fill(dkb, dkb + w * p.e, T(0));
+      std::fill(dvb, dvb + w * p.ev, T(0));
+      for (int64_t i0 = p.causal ? j0 : 0; i0 < p.l; i0 += kTile) {
+        const int64_t i1 = std::min(p.l, i0 + kTile), r = i1 - i0;
+        BackwardTile(p, q, k, v, dout, lse, delta.data(), b, i0, i1, j0, j1, pd.data(), ds.data(), z.data());
+        Gemm(true, false, w, p.ev, r, T(1), pd.data(), w, dout + (b * p.l + i0) * p.ev, p.ev, T(1), dvb, p.ev);
+        Gemm(true, false, w, p.e, r, scale, ds.data(), w, q + p.q_off[static_cast<size_t>(b)] + i0 * p.e, p.e, T(1),
+             dkb, p.e);
+      }
     }
   });
 }

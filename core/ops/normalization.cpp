@@ -258,15 +258,23 @@ void NormBackwardKernel(KernelContext& ctx) {
           const double mu = mean[r], rs = rstd[r];
           const int64_t c0 = (r % g.groups) * g.cpg;
           double sum_g = 0, sum_gx = 0;
-          for (int64_t k = 0; k < g.cpg; ++k) {
-            const double wk = w ? static_cast<double>(w[c0 + k]) : 1.0;
-            double a = 0, bsum = 0;
-            for (int64_t i = k * g.s; i < (k + 1) * g.s; ++i) {
-              a += dyr[i];
-              bsum += dyr[i] * (xr[i] - mu);
+          if (g.s == 1) {  // layer_norm: one parameter per element
+            for (int64_t i = 0; i < m; ++i) {
+              const double gi = static_cast<double>(dyr[i]) * (w ? static_cast<double>(w[c0 + i]) : 1.0);
+              sum_g += gi;
+              sum_gx += gi * (xr[i] - mu);
             }
-            sum_g += wk * a;
-            sum_gx += wk * bsum;
+          } else {
+            for (int64_t k = 0; k < g.cpg; ++k) {
+              const double wk = w ? static_cast<double>(w[c0 + k]) : 1.0;
+              double a = 0, bsum = 0;
+              for (int64_t i = k * g.s; i < (k + 1) * g.s; ++i) {
+                a += dyr[i];
+                bsum += dyr[i] * (xr[i] - mu);
+              }
+              sum_g += wk * a;
+              sum_gx += wk * bsum;
+            }
           }
           const double inv_m = m > 0 ? 1.0 / static_cast<double>(m) : 0.0;
           const double mean_g = sum_g * inv_m, mean_gx = sum_gx * rs * inv_m;

@@ -16,6 +16,8 @@ void RegisterDnnlOps(OpRegistry& registry);         // core/ops/dnnl/: matmul, c
 void RegisterFusedOps(OpRegistry& registry);        // core/ops/fused.cpp, dnnl/fused_conv.cpp: graph fusions
 void RegisterOptimizerOps(OpRegistry& registry);    // core/train/optimizer_ops.cpp: parameter updates
 void RegisterIndexingOps(OpRegistry& registry);     // core/ops/indexing.cpp: embedding, gather/scatter, ...
+void RegisterExtraReduceOps(OpRegistry& registry);  // core/ops/reduce_extra.cpp: prod, logsumexp, all, any, norm
+void RegisterScanOps(OpRegistry& registry);         // core/ops/scan.cpp: cumsum, cumprod
 void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
 void RegisterMathOps(OpRegistry& registry);         // core/ops/math_unary.cpp, math_binary.cpp
 }  // namespace oneflow

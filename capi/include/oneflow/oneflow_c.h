@@ -889,6 +889,37 @@ OF_API of_status_t* of_clamp(of_session_t* session, const of_tensor_t* x, OF_NUL
 OF_API of_status_t* of_clamp_scalar(of_session_t* session, const of_tensor_t* x, double min, double max,
                                     of_tensor_t** out_tensor);
 
+/* ---- reductions (prod, logsumexp, all, any, norm) and scans (cumsum, cumprod) ----
+ * Over `dims` with keepdim as of_sum (ndims 0 = every dim). */
+
+/* Product. Floating x keeps its dtype; bool and integer x give int64 (wrapping on overflow, as
+ * PyTorch); an empty product is 1. Differentiable, zeros in x included. */
+OF_API of_status_t* of_prod(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                            of_bool_t keepdim, of_tensor_t** out_tensor);
+/* log(sum(exp(x))), computed stably (the maximum is subtracted first, so large x do not overflow).
+ * x floating (other dtypes are INVALID_ARGUMENT); an empty reduction gives -inf. Differentiable. */
+OF_API of_status_t* of_logsumexp(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                                 of_bool_t keepdim, of_tensor_t** out_tensor);
+/* Whether every (of_all) / any (of_any) element is non-zero (NaN counts as non-zero). x of any dtype;
+ * the result is bool; an empty reduction gives 1 (all) and 0 (any). Not differentiable. */
+OF_API of_status_t* of_all(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           of_bool_t keepdim, of_tensor_t** out_tensor);
+OF_API of_status_t* of_any(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                           of_bool_t keepdim, of_tensor_t** out_tensor);
+/* The vector p-norm: p = 1 (sum |x|), 2 (sqrt(sum x^2)), INFINITY (max |x|) or -INFINITY (min |x|);
+ * any other p is INVALID_ARGUMENT. x floating; the inf-norms of an empty reduction are
+ * INVALID_ARGUMENT. Differentiable (as PyTorch: the 2-norm's gradient at 0 is 0; the inf-norms share
+ * the gradient evenly among the elements that attain them). */
+OF_API of_status_t* of_norm(of_session_t* session, const of_tensor_t* x, double p, const int64_t* dims, size_t ndims,
+                            of_bool_t keepdim, of_tensor_t** out_tensor);
+
+/* Running sum / product along `dim` (in [-ndim, ndim); a 0-d x is one element along dim 0 or -1):
+ * out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...] (times for of_cumprod), of x's shape.
+ * Floating x keeps its dtype; bool and integer x give int64 (wrapping on overflow, as PyTorch).
+ * Differentiable, zeros in x included. */
+OF_API of_status_t* of_cumsum(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
+OF_API of_status_t* of_cumprod(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
