@@ -26,6 +26,8 @@ TensorPtr RunOp(std::string_view op, std::vector<TensorPtr> inputs, Attrs attrs)
 TensorPtr Int64s(const Shape& shape, const std::vector<double>& values) {
   return FromDoubles(DType::Int64(), shape, values);
 }
+// Indices in [0, size) with repeats.
+TensorPtr RandomIndex(const Shape& shape, int64_t size) { return RandomTensor(DType::Int64(), shape, 0, static_cast<double>(size)); }
 TensorPtr Leaf(const Shape& shape) {
   TensorPtr t = RandomTensor(DType::Float64(), shape);
   t->set_requires_grad(true);
@@ -98,6 +100,26 @@ TEST(Embedding, BackwardSumsDuplicatesAndSkipsPaddingIdx) {
                      dt, Shape{3, 2}, RefEmbeddingGrad(ToDoubles(dyn), 3, 2, {2, 0, 2, 2}, -1), RtolFor(dt),
                      RtolFor(dt));
     MarkCovered("embedding_backward", dt);
+  }
+}
+
+// The row-partitioned sums give the same bits at any thread count (no races, a fixed order).
+TEST(Embedding, BackwardIsTheSameAtEveryThreadCount) {
+  const TensorPtr indices = RandomIndex(Shape{64, 50}, 9);
+  const TensorPtr dy = RandomTensor(DType::Float32(), Shape{64, 50, 96});
+  const TensorPtr x = RandomTensor(DType::Float32(), Shape{9, 96});
+  const TensorPtr rows = RandomIndex(Shape{3200, 96}, 9);
+  const TensorPtr src = RandomTensor(DType::Float32(), Shape{3200, 96});
+  std::vector<std::vector<double>> grads, sums;
+  for (int32_t threads : {1, 3, 8}) {
+    const auto session = std::make_shared<Session>(SessionOptions{.num_threads = threads});
+    SessionScope scope(*session);
+    grads.push_back(ToDoubles(RunOp("embedding_backward", {dy, indices}, {{"num_weights", int64_t{9}}})));
+    sums.push_back(ToDoubles(ops::ScatterAdd(x, 0, rows, src)));
+  }
+  for (size_t i = 1; i < grads.size(); ++i) {
+    EXPECT_EQ(grads[i], grads[0]);
+    EXPECT_EQ(sums[i], sums[0]);
   }
 }
 
@@ -214,8 +236,6 @@ std::vector<double> RefIndexSelect(const TensorPtr& x, int64_t dim, const Tensor
   }
   return out;
 }
-// Indices in [0, size) with repeats.
-TensorPtr RandomIndex(const Shape& shape, int64_t size) { return RandomTensor(DType::Int64(), shape, 0, static_cast<double>(size)); }
 // Along `dim` of `shape`, each line a prefix of a permutation of [0, size): no duplicate positions.
 TensorPtr UniqueIndex(const Shape& shape, int64_t dim, int64_t size) {
   std::vector<double> v(static_cast<size_t>(shape.numel()));
