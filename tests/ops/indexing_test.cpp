@@ -13,6 +13,7 @@
 #include "core/graph/graph.h"
 #include "core/op/dispatch.h"
 #include "core/ops/indexing.h"
+#include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -185,6 +186,45 @@ TEST(Embedding, TracesIntoAGraphWithASymbolicSeqDim) {
   ExpectError([&] { g.Run({Int64s(Shape{2, 1}, {0, 11})}); }, {"embedding: ", "indices[1, 0] is 11", "[0, 11)"});
 }
 
+
+// Training through the graph: the traced backward of embedding (embedding_backward over a symbolic
+// seq dim) and an SGD update per run give the weights that eager steps give.
+TEST(Embedding, TrainsInAGraphLikeEagerSteps) {
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  const TensorPtr w0 = RandomTensor(DType::Float64(), Shape{7, 3});
+  auto clone = [&] {
+    TensorPtr c = FromDoubles(DType::Float64(), w0->shape(), ToDoubles(w0));
+    c->set_requires_grad(true);
+    return c;
+  };
+  const std::vector<TensorPtr> batches = {RandomIndex(Shape{2, 3}, 7), RandomIndex(Shape{2, 5}, 7),
+                                          RandomIndex(Shape{2, 3}, 7)};
+  auto loss_of = [](const TensorPtr& w, const TensorPtr& idx) {
+    const TensorPtr e = ops::Embedding(w, idx, 0);
+    return ops::Mean(ops::Mul(e, e));
+  };
+  const SgdOptions sgd{.lr = 0.5};
+  const TensorPtr we = clone();
+  SGD eager_opt({we}, sgd);
+  for (const TensorPtr& idx : batches) {
+    eager_opt.ZeroGrad();
+    Backward({loss_of(we, idx)}, {nullptr});
+    eager_opt.Step();
+  }
+  const TensorPtr wl = clone();
+  graph::Graph g(session, "train_embedding", graph::GraphOptions{});
+  g.BeginBuild();
+  const TensorPtr idx = g.AddInput("idx", DType::Int64(), Shape{2, Dim::NewSymbol("seq")});
+  const TensorPtr loss = loss_of(wl, idx);
+  Backward({loss}, {nullptr});
+  g.AddOptimizer(std::make_shared<SGD>(std::vector<TensorPtr>{wl}, sgd));
+  g.AddOutput(loss);
+  g.EndBuild();
+  EXPECT_NE(g.Dump().find("embedding_backward"), std::string::npos) << g.Dump();
+  for (const TensorPtr& b : batches) g.Run({b});
+  ExpectTensorNear(wl, DType::Float64(), Shape{7, 3}, ToDoubles(we), 1e-12, 1e-12);
+}
 
 // ---- gather, scatter, scatter_add, index_select ------------------------------------------------------
 
