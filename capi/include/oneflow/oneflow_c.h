@@ -920,6 +920,92 @@ OF_API of_status_t* of_norm(of_session_t* session, const of_tensor_t* x, double 
 OF_API of_status_t* of_cumsum(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
 OF_API of_status_t* of_cumprod(of_session_t* session, const of_tensor_t* x, int64_t dim, of_tensor_t** out_tensor);
 
+/* Gathers along `dim`: index (int64) has x's number of dims and sizes no larger than x's in every
+ * dim but `dim`; the result has index's shape and x's dtype, with y[i][j] = x[index[i][j]][j] for
+ * dim 0 and y[i][j] = x[i][index[i][j]] for dim 1. Every index must lie in [0, x's size at dim).
+ * Any dtype; differentiable w.r.t. x (the gradient sums into the gathered positions). */
+OF_API of_status_t* of_gather(of_session_t* session, const of_tensor_t* x, int64_t dim, const of_tensor_t* index,
+                              of_tensor_t** out_tensor);
+/* The slices of x along `dim` that index (int64, 1-D, or 0-d for one slice) names, in its order
+ * (repeats allowed): x's shape with dim `dim` of index's length. Any dtype; x 0-d is INVALID_ARGUMENT. */
+OF_API of_status_t* of_index_select(of_session_t* session, const of_tensor_t* x, int64_t dim,
+                                    const of_tensor_t* index, of_tensor_t** out_tensor);
+/* Out of place (x is not modified): a new tensor equal to x except y[index[i][j]][j] = src[i][j]
+ * (dim 0; as of_gather for the other dims). index as for of_gather; src has index's shape (PyTorch
+ * also accepts a larger src and reads its leading part) and x's dtype. Where index repeats a
+ * position, the last write in index order wins. Any dtype. The gradient w.r.t. x is zero at the
+ * written positions; w.r.t. src it is the result's gradient gathered at index. */
+OF_API of_status_t* of_scatter(of_session_t* session, const of_tensor_t* x, int64_t dim, const of_tensor_t* index,
+                               const of_tensor_t* src, of_tensor_t** out_tensor);
+/* As of_scatter but y[index[i][j]][j] += src[i][j]: repeated positions sum (integer dtypes wrap).
+ * Numeric dtypes (not bool, float16, bfloat16). The gradient w.r.t. x passes through. */
+OF_API of_status_t* of_scatter_add(of_session_t* session, const of_tensor_t* x, int64_t dim,
+                                   const of_tensor_t* index, const of_tensor_t* src, of_tensor_t** out_tensor);
+/* x where mask (bool) is 0 and `value` where it is 1; x and mask broadcast, and the result has their
+ * broadcast shape and x's dtype. value must be representable in x's dtype (INVALID_ARGUMENT
+ * otherwise, as for of_full_like); -INFINITY for attention masks is fine in floating dtypes. */
+OF_API of_status_t* of_masked_fill(of_session_t* session, const of_tensor_t* x, const of_tensor_t* mask, double value,
+                                   of_tensor_t** out_tensor);
+/* One-hot encoding: indices (int64, any shape) in [0, num_classes) -> indices' shape + (num_classes),
+ * int64, 1 at each index and 0 elsewhere. num_classes must be >= 1: PyTorch's -1 (the largest index
+ * + 1) would make the result's shape depend on the data, which a lazy graph cannot know when it is
+ * built. Not differentiable. */
+OF_API of_status_t* of_one_hot(of_session_t* session, const of_tensor_t* indices, int64_t num_classes,
+                               of_tensor_t** out_tensor);
+/* The positions of x's non-zero elements (NaN counts as non-zero; any dtype): int64 (count, ndim),
+ * one row per element in row-major order ((count, 0) for a 0-d x). Eager only: the number of rows
+ * depends on x's values, and no graph value can have a data-dependent size, so a call while a graph
+ * is being built is INVALID_ARGUMENT. Not differentiable. */
+OF_API of_status_t* of_nonzero(of_session_t* session, const of_tensor_t* x, of_tensor_t** out_tensor);
+
+/* The lower (of_tril) or upper (of_triu) triangle of each matrix in x's last two dims (x has at least
+ * 2 dims; leading dims are a batch): element (i, j) is kept where j - i <= diagonal (tril) or
+ * j - i >= diagonal (triu) and is 0 elsewhere. diagonal 0 is the main diagonal, > 0 above it. Any
+ * dtype. */
+OF_API of_status_t* of_tril(of_session_t* session, const of_tensor_t* x, int64_t diagonal, of_tensor_t** out_tensor);
+OF_API of_status_t* of_triu(of_session_t* session, const of_tensor_t* x, int64_t diagonal, of_tensor_t** out_tensor);
+/* x with the order of the elements reversed along each of `dims` (no dim twice; none = a copy). Any
+ * dtype; the result is a new tensor (a copy, as PyTorch's flip). */
+OF_API of_status_t* of_flip(of_session_t* session, const of_tensor_t* x, const int64_t* dims, size_t ndims,
+                            of_tensor_t** out_tensor);
+/* Rolls x by shifts[k] positions along dims[k] (elements leaving one end come back at the other;
+ * negative shifts roll backwards; a dim named twice rolls by the sum). nshifts must equal ndims,
+ * except that with ndims 0 a single shift rolls the flattened tensor, whose result keeps x's shape (as
+ * PyTorch). INT64_MIN as a shift is INVALID_ARGUMENT. Any dtype. */
+OF_API of_status_t* of_roll(of_session_t* session, const of_tensor_t* x, const int64_t* shifts, size_t nshifts,
+                            const int64_t* dims, size_t ndims, of_tensor_t** out_tensor);
+/* PyTorch's Tensor.repeat: x tiled repeats[d] times along dim d. nrepeats must be >= x's number of
+ * dims; x first gets leading size-1 dims to match (so (3) with repeats (2, 2) gives (2, 6)). Each
+ * repeat >= 0. Any dtype. */
+OF_API of_status_t* of_repeat(of_session_t* session, const of_tensor_t* x, const int64_t* repeats, size_t nrepeats,
+                              of_tensor_t** out_tensor);
+/* x[start:end:step] along `dim`, with NumPy's rules: a negative start or end counts from the end of the
+ * dim, then both are clamped to the dim, so out-of-range bounds are not errors; INT64_MAX and
+ * INT64_MIN stand for an omitted bound (x[::-1] is start INT64_MAX, end INT64_MIN, step -1). step must
+ * not be 0 and may be negative, which PyTorch forbids (NumPy allows it). For step > 0 the result is a
+ * view sharing x's memory; for step < 0 a copy. Any dtype. */
+OF_API of_status_t* of_slice(of_session_t* session, const of_tensor_t* x, int64_t dim, int64_t start, int64_t end,
+                             int64_t step, of_tensor_t** out_tensor);
+
+/* Ordering. NaN counts as larger than every number (PyTorch's order): an ascending sort puts NaNs
+ * last, a descending one and largest-topk first. Numeric dtypes (not bool, float16, bfloat16).
+ * The index (int64) of the first minimum along `dim` (the first NaN when the line has one, as for
+ * of_argmax); a dim of size 0 is INVALID_ARGUMENT. Not differentiable. */
+OF_API of_status_t* of_argmin(of_session_t* session, const of_tensor_t* x, int64_t dim, of_bool_t keepdim,
+                              of_tensor_t** out_tensor);
+/* The k largest (largest 1) or smallest (0) elements along `dim`, k in [0, size of dim]: values (x's
+ * dtype) and their int64 positions along dim, both x's shape with dim of size k. The values always
+ * come sorted (largest first for largest 1); sorted 0 is accepted and changes nothing. Ties go to the
+ * lower position. Both results are new references, written only on success; the values are
+ * differentiable (the gradient goes back to the positions they came from). */
+OF_API of_status_t* of_topk(of_session_t* session, const of_tensor_t* x, int64_t k, int64_t dim, of_bool_t largest,
+                            of_bool_t sorted, of_tensor_t** out_values, of_tensor_t** out_indices);
+/* Sorts along `dim`, ascending (descending 0) or descending: values and int64 positions as for
+ * of_topk, with x's shape. Always stable: equal elements keep their order, in both directions
+ * (PyTorch's stable=True). */
+OF_API of_status_t* of_sort(of_session_t* session, const of_tensor_t* x, int64_t dim, of_bool_t descending,
+                            of_tensor_t** out_values, of_tensor_t** out_indices);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
