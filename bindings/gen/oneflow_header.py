@@ -55,6 +55,7 @@ class Arg:
     nullable: bool = False
     mutable: bool = False
     options: str = ""  # kind "options": the OptionsStruct's name ("conv2d")
+    count: str = ""  # kinds "tensors" and "dims": the name of the size_t count that follows ("ndims")
 
 
 @dataclass
@@ -148,10 +149,10 @@ def _op(function):
         if q.ctype in ("const of_tensor_t*", "of_tensor_t*"):
             args.append(Arg("tensor", q.name, q.nullable, q.ctype == "of_tensor_t*"))
         elif q.ctype == "const of_tensor_t* const*" and counted:
-            args.append(Arg("tensors", q.name))
+            args.append(Arg("tensors", q.name, count=after.name))
             i += 1
         elif q.ctype == "const int64_t*" and counted:
-            args.append(Arg("dims", q.name))
+            args.append(Arg("dims", q.name, count=after.name))
             i += 1
         elif q.ctype in _SCALAR_KINDS:
             args.append(Arg(_SCALAR_KINDS[q.ctype], q.name))
