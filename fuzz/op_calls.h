@@ -317,9 +317,10 @@ inline Prepared PrepareOp(OpContext& c) {
       break;
     }
     case 12: case 13: {
-      static const ReduceFn kFns[] = {of_sum, of_mean, of_max, of_min};
-      static const char* const kNames[] = {"of_sum", "of_mean", "of_max", "of_min"};
-      const uint32_t k = in.pick(4);
+      static const ReduceFn kFns[] = {of_sum, of_mean, of_max, of_min, of_prod, of_logsumexp, of_all, of_any};
+      static const char* const kNames[] = {"of_sum", "of_mean", "of_max", "of_min",
+                                           "of_prod", "of_logsumexp", "of_all", "of_any"};
+      const uint32_t k = in.pick(8);
       const std::vector<int64_t> dims = PickDimList(in, xd.size());
       const int32_t keepdim = in.flag_arg();
       const bool null_dims = dims.empty() && in.flag();
@@ -516,10 +517,10 @@ inline Prepared PrepareOp(OpContext& c) {
       p.call = [=](of_tensor_t** out) { return of_expand(s, x, dims.data(), dims.size(), out); };
       break;
     }
-    case 31: case 32: {  // softmax, log_softmax, unsqueeze
-      static const DimFn kFns[] = {of_softmax, of_log_softmax, of_unsqueeze};
-      static const char* const kNames[] = {"of_softmax", "of_log_softmax", "of_unsqueeze"};
-      const uint32_t k = in.pick(3);
+    case 31: case 32: {  // softmax, log_softmax, unsqueeze, cumsum, cumprod
+      static const DimFn kFns[] = {of_softmax, of_log_softmax, of_unsqueeze, of_cumsum, of_cumprod};
+      static const char* const kNames[] = {"of_softmax", "of_log_softmax", "of_unsqueeze", "of_cumsum", "of_cumprod"};
+      const uint32_t k = in.pick(5);
       const int64_t dim = in.dim(xd.size() + (k == 2 ? 1 : 0));
       p.name = kNames[k];
       p.inputs = {x};
@@ -745,6 +746,102 @@ inline Prepared PrepareOp(OpContext& c) {
           case 4: return of_clamp_scalar(s, x, a, b, out);
           default: return of_clamp(s, x, lo, hi, out);
         }
+      };
+      break;
+    }
+    case 48: case 49: {  // gather, index_select, scatter, scatter_add: int64 indices mostly in range
+      const uint32_t which = in.pick(4);
+      if (x == nullptr || xd.empty() || in.rare(4)) x = Fresh(c, PickDType(in), {1 + in.pick(3), in.pick(4)});
+      const std::vector<int64_t> dims = DimsOf(x);
+      const int64_t dim = in.dim(dims.size());
+      const size_t axis = dims.empty() ? 0 : static_cast<size_t>(dim < 0 ? dim + static_cast<int64_t>(dims.size()) : dim) % dims.size();
+      const int64_t bound = dims.empty() ? 1 : Concrete(dims[axis]);
+      std::vector<int64_t> idims = dims;
+      for (int64_t& d : idims) d = in.pick(static_cast<uint32_t>(std::min<int64_t>(Concrete(d), 3)) + 1);
+      if (which == 1) idims = {in.pick(4)};
+      const of_tensor_t* index = in.rare(16) ? c.pool.pick() : SmallIndices(c, idims, bound);
+      const of_tensor_t* src = in.rare(8) ? c.pool.pick() : Fresh(c, in.rare(8) ? PickDType(in) : DTypeOfTensor(x), idims);
+      static const char* const kNames[] = {"of_gather", "of_index_select", "of_scatter", "of_scatter_add"};
+      p.name = kNames[which];
+      p.inputs = {x, index, src};
+      p.call = [=](of_tensor_t** out) {
+        switch (which) {
+          case 0: return of_gather(s, x, dim, index, out);
+          case 1: return of_index_select(s, x, dim, index, out);
+          case 2: return of_scatter(s, x, dim, index, src, out);
+          default: return of_scatter_add(s, x, dim, index, src, out);
+        }
+      };
+      break;
+    }
+    case 50: {  // masked_fill, one_hot, nonzero, tril / triu
+      const uint32_t which = in.pick(4);
+      const double value = in.scalar();
+      const int64_t n = in.rare() ? in.size() : static_cast<int64_t>(in.pick(5)) - 1;
+      const of_tensor_t* mask = in.rare(4) ? c.pool.pick() : Fresh(c, in.rare(8) ? PickDType(in) : of_dtype_bool(), BroadcastPartner(in, xd));
+      const of_tensor_t* idx = which == 1 && !in.rare(8) ? SmallIndices(c, {in.pick(4)}, std::max<int64_t>(n, 1)) : x;
+      static const char* const kNames[] = {"of_masked_fill", "of_one_hot", "of_nonzero", "of_tril"};
+      const bool upper = in.flag();
+      p.name = which == 3 && upper ? "of_triu" : kNames[which];
+      p.inputs = {idx, mask};
+      p.call = [=](of_tensor_t** out) {
+        switch (which) {
+          case 0: return of_masked_fill(s, idx, mask, value, out);
+          case 1: return of_one_hot(s, idx, n, out);
+          case 2: return of_nonzero(s, idx, out);
+          default: return (upper ? of_triu : of_tril)(s, idx, n, out);
+        }
+      };
+      break;
+    }
+    case 51: {  // flip, roll, repeat, slice, argmin, norm
+      const uint32_t which = in.pick(6);
+      const std::vector<int64_t> dims = PickDimList(in, xd.size());
+      std::vector<int64_t> sizes(in.rare(8) ? dims.size() + 1 : dims.size());
+      for (int64_t& v : sizes) v = in.rare() ? in.size() : static_cast<int64_t>(in.pick(5)) - 2;
+      std::vector<int64_t> repeats(xd.size() + in.pick(2));
+      for (int64_t& v : repeats) v = in.rare() ? in.size() : in.pick(3);
+      const int64_t dim = in.dim(xd.size());
+      const int64_t start = in.rare() ? in.size() : static_cast<int64_t>(in.pick(7)) - 3;
+      const int64_t end = in.rare(4) ? INT64_MAX : static_cast<int64_t>(in.pick(7)) - 3;
+      const int64_t step = in.rare() ? in.size() : static_cast<int64_t>(in.pick(5)) - 2;
+      const int32_t keepdim = in.flag_arg();
+      static const double kP[] = {1.0, 2.0, INFINITY, -INFINITY, 3.0, 0.0};
+      const double pnorm = kP[in.pick(6)];
+      static const char* const kNames[] = {"of_flip", "of_roll", "of_repeat", "of_slice", "of_argmin", "of_norm"};
+      p.name = kNames[which];
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) {
+        switch (which) {
+          case 0: return of_flip(s, x, dims.data(), dims.size(), out);
+          case 1: return of_roll(s, x, sizes.data(), sizes.size(), dims.data(), dims.size(), out);
+          case 2: return of_repeat(s, x, repeats.data(), repeats.size(), out);
+          case 3: return of_slice(s, x, dim, start, end, step, out);
+          case 4: return of_argmin(s, x, dim, keepdim, out);
+          default: return of_norm(s, x, pnorm, dims.data(), dims.size(), keepdim, out);
+        }
+      };
+      break;
+    }
+    case 52: {  // topk and sort: two results, a NULL second one refused
+      const bool topk = in.flag();
+      const int64_t k = in.rare() ? in.size() : in.pick(4);
+      const int64_t dim = in.dim(xd.size());
+      const int32_t flag_a = in.flag_arg(), flag_b = in.flag_arg();
+      const bool null_second = in.rare(16);
+      p.name = topk ? "of_topk" : "of_sort";
+      p.inputs = {x};
+      p.must_fail = null_second;
+      p.call = [=](of_tensor_t** out) {
+        of_tensor_t* second = TensorSentinel();
+        of_tensor_t** indices = null_second ? nullptr : &second;
+        of_status_t* st = topk ? of_topk(s, x, k, dim, flag_a, flag_b, out, indices) : of_sort(s, x, dim, flag_a, out, indices);
+        if (st != nullptr && second != TensorSentinel()) Finding(std::string("failed ") + (topk ? "of_topk" : "of_sort") + " wrote out_indices");
+        if (st == nullptr) {
+          Inspect(second);
+          of_tensor_release(second);
+        }
+        return st;
       };
       break;
     }

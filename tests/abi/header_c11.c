@@ -49,6 +49,12 @@ _Static_assert(sizeof(of_loss_options_t) == 32, "loss options size");
 _Static_assert(OF_REDUCTION_NONE == 0 && OF_REDUCTION_MEAN == 1 && OF_REDUCTION_SUM == 2,
                "reductions are append-only");
 
+_Static_assert(offsetof(of_attention_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(of_attention_options_t, dropout_p) == 8, "attention options layout");
+_Static_assert(offsetof(of_attention_options_t, is_causal) == 16, "attention options layout");
+_Static_assert(offsetof(of_attention_options_t, scale) == 24, "attention options layout");
+_Static_assert(sizeof(of_attention_options_t) == 32, "attention options size");
+
 _Static_assert(offsetof(of_graph_options_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_graph_options_t, fuse) == 8, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, inplace) == 12, "graph options layout");
