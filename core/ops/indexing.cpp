@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/element_bits.h"
 #include "core/ops/cpu/elementwise_loops.h"
 #include "core/ops/indexing.h"
 #include "core/ops/ops.h"
@@ -247,18 +248,6 @@ void ForEachIndexed(const IndexPlan& p, const int64_t* index, ThreadPool& pool, 
   });
 }
 
-// Calls fn(U{}) with U an unsigned integer type of the dtype's size (elements copied as bits).
-template <typename Fn>
-void VisitBits(Symbol<DType> dtype, Fn&& fn) {
-  switch (dtype->bytes()) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: OF_THROW(Internal) << "no element copy for " << dtype;
-  }
-}
-
 // Checks the shared rules of gather and scatter: index int64 with x's rank, no larger than x in the
 // dims but dim; returns dim made non-negative (0 for 0-d tensors, which PyTorch treats as (1,)).
 int64_t CheckGatherArgs(const TensorMeta& x, const TensorMeta& index, int64_t raw_dim) {
@@ -287,7 +276,7 @@ void GatherKernel(KernelContext& ctx) {
   const int64_t dim = NormalizeAxis(ctx.attrs.Int("dim"), std::max<int64_t>(x.ndim(), 1), "dim");
   CheckIndices(index, "index", DimSize(x.shape(), dim), DimRange(dim, x.shape()));
   const IndexPlan plan = MakeIndexPlan(index.shape(), dim, x.shape(), out.shape());
-  VisitBits(x.dtype(), [&](auto tag) {
+  cpu::VisitBits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     const U* px = x.data<const U>();
     U* po = out.data<U>();
@@ -331,7 +320,7 @@ void ScatterKernel(KernelContext& ctx) {
       }
     });
   } else {
-    VisitBits(x.dtype(), [&](auto tag) {
+    cpu::VisitBits(x.dtype(), [&](auto tag) {
       using U = decltype(tag);
       const U* ps = src.data<const U>();
       U* po = out.data<U>();

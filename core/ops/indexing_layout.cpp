@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/element_bits.h"
 #include "core/ops/indexing.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -23,18 +24,6 @@ namespace oneflow {
 namespace {
 
 constexpr int64_t kGrain = int64_t{1} << 15;
-
-// Calls fn(U{}) with U an unsigned integer type of the dtype's size (elements copied as bits).
-template <typename Fn>
-void VisitBits(Symbol<DType> dtype, Fn&& fn) {
-  switch (dtype->bytes()) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: OF_THROW(Internal) << "no element copy for " << dtype;
-  }
-}
 
 // ---- tril, triu ----------------------------------------------------------------------------------
 
@@ -49,7 +38,7 @@ void TriangleKernel(KernelContext& ctx) {
   const int64_t rows = x.shape()[x.ndim() - 2].value(), cols = x.shape()[x.ndim() - 1].value();
   const int64_t diagonal = ctx.attrs.Int("diagonal");
   const int64_t all_rows = cols == 0 ? 0 : x.numel() / cols;
-  VisitBits(x.dtype(), [&](auto tag) {
+  cpu::VisitBits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     const U* px = x.data<const U>();
     U* po = out.data<U>();
@@ -109,7 +98,7 @@ void Remap(const Tensor& x, const Shape& in, const Tensor& out, const Tables& ta
   const std::vector<int64_t> strides = ContiguousStrides(in);
   const int64_t cols = out.shape()[nd - 1].value(), rows = out.numel() / cols;
   const std::vector<int64_t>& last = tables[static_cast<size_t>(nd - 1)];
-  VisitBits(x.dtype(), [&](auto tag) {
+  cpu::VisitBits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     const U* px = x.data<const U>();
     U* po = out.data<U>();

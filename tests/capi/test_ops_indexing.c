@@ -2,24 +2,6 @@
  * worked out by hand here, gradients through of_tensor_backward, and the error paths. */
 #include "capi_op_util.h"
 
-/* Runs `call`, which writes its result into the tensor `r`, checks r against the expectation in the
- * remaining arguments (as EXPECT_TENSOR) and releases it. */
-#define OP_EXPECT(call, ...)       \
-  do {                             \
-    of_tensor_t* r = NULL;         \
-    ASSERT_OK(call);               \
-    EXPECT_TENSOR(r, __VA_ARGS__); \
-    of_tensor_release(r);          \
-  } while (0)
-
-/* Fails unless `call` fails with `code` and the words, leaving the tensor `r` untouched. */
-#define OP_FAILS(call, code, ...)           \
-  do {                                      \
-    of_tensor_t* r = OUT_SENTINEL;          \
-    ASSERT_STATUS(call, code, __VA_ARGS__); \
-    assert_ptr_equal(r, OUT_SENTINEL);      \
-  } while (0)
-
 #define INVALID OF_STATUS_INVALID_ARGUMENT
 
 /* The gradient of sum(y) w.r.t. the leaf `x`, checked against the expectation, after y = call; then

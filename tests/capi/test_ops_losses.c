@@ -2,21 +2,6 @@
  * out by hand, and the error paths. */
 #include "capi_op_util.h"
 
-#define OP_EXPECT(call, ...)        \
-  do {                              \
-    of_tensor_t* r = NULL;          \
-    ASSERT_OK(call);                \
-    EXPECT_TENSOR(r, __VA_ARGS__); \
-    of_tensor_release(r);           \
-  } while (0)
-
-#define OP_FAILS(call, code, ...)           \
-  do {                                      \
-    of_tensor_t* r = OUT_SENTINEL;          \
-    ASSERT_STATUS(call, code, __VA_ARGS__); \
-    assert_ptr_equal(r, OUT_SENTINEL);      \
-  } while (0)
-
 static of_loss_options_t reduction(of_reduction_t r) {
   of_loss_options_t o;
   of_loss_options_init(&o);

@@ -2,21 +2,6 @@
  * out by hand (or with libm) here, and the NULL and bad-argument statuses. */
 #include "capi_op_util.h"
 
-#define OP_EXPECT(call, ...)        \
-  do {                              \
-    of_tensor_t* r = NULL;          \
-    ASSERT_OK(call);                \
-    EXPECT_TENSOR(r, __VA_ARGS__); \
-    of_tensor_release(r);           \
-  } while (0)
-
-#define OP_FAILS(call, code, ...)           \
-  do {                                      \
-    of_tensor_t* r = OUT_SENTINEL;          \
-    ASSERT_STATUS(call, code, __VA_ARGS__); \
-    assert_ptr_equal(r, OUT_SENTINEL);      \
-  } while (0)
-
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double relu6(double v) { return v < 0 ? 0 : (v > 6 ? 6 : v); }
 

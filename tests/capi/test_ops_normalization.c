@@ -2,21 +2,6 @@
  * of_instance_norm) on small inputs worked out by hand, and their error statuses. */
 #include "capi_op_util.h"
 
-#define OP_EXPECT(call, ...)        \
-  do {                              \
-    of_tensor_t* r = NULL;          \
-    ASSERT_OK(call);                \
-    EXPECT_TENSOR(r, __VA_ARGS__); \
-    of_tensor_release(r);           \
-  } while (0)
-
-#define OP_FAILS(call, code, ...)           \
-  do {                                      \
-    of_tensor_t* r = OUT_SENTINEL;          \
-    ASSERT_STATUS(call, code, __VA_ARGS__); \
-    assert_ptr_equal(r, OUT_SENTINEL);      \
-  } while (0)
-
 /* sqrt(3/2): a row (a - d, a, a + d) normalises to (-k, 0, k). */
 #define K 1.224744871391589
 

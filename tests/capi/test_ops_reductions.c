@@ -2,21 +2,6 @@
  * of_norm, of_cumsum, of_cumprod) on small inputs worked out by hand, and their error statuses. */
 #include "capi_op_util.h"
 
-#define OP_EXPECT(call, ...)        \
-  do {                              \
-    of_tensor_t* r = NULL;          \
-    ASSERT_OK(call);                \
-    EXPECT_TENSOR(r, __VA_ARGS__); \
-    of_tensor_release(r);           \
-  } while (0)
-
-#define OP_FAILS(call, code, ...)           \
-  do {                                      \
-    of_tensor_t* r = OUT_SENTINEL;          \
-    ASSERT_STATUS(call, code, __VA_ARGS__); \
-    assert_ptr_equal(r, OUT_SENTINEL);      \
-  } while (0)
-
 static void test_prod(void** state) {
   of_session_t* s = *state;
   of_tensor_t* x = make_tensor(s, F32, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
