@@ -53,6 +53,24 @@ public class ApiTest {
   }
 
   @Test
+  public void opsWithSeveralResultsReturnThemInOrder() {
+    try (Session s = new Session(); Tensor x = s.tensor(new float[] {3, 1, 4, 1.5f, 9}, 5)) {
+      Tensor[] topk = x.topk(2, 0, true, true);
+      try (Tensor values = topk[0]; Tensor indices = topk[1]) {
+        assertEquals(2, topk.length);
+        assertArrayEquals(new float[] {9, 4}, values.toFloatArray(), 0f);
+        assertSame(DType.INT64, indices.dtype());
+        assertArrayEquals(new long[] {4, 2}, indices.toLongArray());
+      }
+      Tensor[] sorted = x.sort(0, false);
+      try (Tensor values = sorted[0]; Tensor order = sorted[1]) {
+        assertArrayEquals(new long[] {1, 3, 0, 2, 4}, order.toLongArray());
+      }
+      assertThrows(InvalidArgumentException.class, () -> x.topk(6, 0, true, true));
+    }
+  }
+
+  @Test
   public void library() {
     assertEquals(Library.headerAbiVersion(), Library.abiVersion());
     int[] v = Library.version();
