@@ -296,7 +296,9 @@ std::vector<TensorMeta> InferSlice(std::span<const TensorMeta> in, const Attrs& 
 TensorPtr SliceOf(const Tensor& x, const Shape& out, const SliceRange& r) {
   std::vector<int64_t> strides = x.strides();
   const int64_t stride = strides[static_cast<size_t>(r.dim)];
-  strides[static_cast<size_t>(r.dim)] = stride * r.step;
+  // With two or more elements |step| < size, so the product stays within the storage's extent; a dim
+  // of 0 or 1 elements keeps its stride (any serves, and a step near INT64_MAX would overflow).
+  if (r.length > 1) strides[static_cast<size_t>(r.dim)] = stride * r.step;
   return Tensor::MakeView(x, out, std::move(strides), x.storage_offset() + (r.length == 0 ? 0 : r.start * stride));
 }
 TensorPtr SliceView(const TensorPtr& x, const TensorMeta& out, const Attrs& attrs) {
