@@ -157,7 +157,7 @@ RowGeom GeomOf(const Tensor& x, const Attrs& attrs) {
     int64_t s = 1;
     for (int64_t d = 2; d < shape.ndim(); ++d) s *= shape[d].value();
     const int64_t g = K == Norm::kGroup ? attrs.Int("num_groups") : c;
-    return {n * g, g, c / g, s};
+    return {n * g, g, g == 0 ? 0 : c / g, s};  // instance_norm of 0 channels: no rows
   }
 }
 

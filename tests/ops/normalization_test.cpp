@@ -228,6 +228,8 @@ TEST(Normalization, EdgeCases) {
   // Empty rows (normalized_shape with a 0) and no rows.
   EXPECT_EQ(ops::LayerNorm(RandomTensor(f32, {3, 0}), {0}, nullptr, nullptr)->shape(), (Shape{3, 0}));
   EXPECT_EQ(ops::GroupNorm(RandomTensor(f32, {2, 4, 0}), 2, nullptr, nullptr)->shape(), (Shape{2, 4, 0}));
+  // No channels: instance_norm has no rows (a fuzzer found a division by the channel count here).
+  EXPECT_EQ(ops::InstanceNorm(RandomTensor(f32, {2, 0, 3}), nullptr, nullptr)->shape(), (Shape{2, 0, 3}));
   // Their backward: zero parameter gradients.
   const TensorPtr e = RandomTensor(DType::Float64(), {0, 3});
   const TensorPtr w = RandomTensor(DType::Float64(), {3});
