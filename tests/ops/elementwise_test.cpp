@@ -35,38 +35,7 @@ TensorPtr Random(Symbol<DType> dtype, const Shape& shape, double lo, double hi, 
   return FromDoubles(dtype, shape, v);
 }
 
-// What an exact result v becomes in `dtype`: integers wrap modulo 2^bits, bool is v != 0.
-double InDType(double v, Symbol<DType> dtype) {
-  if (dtype->is_bool()) return v != 0.0 ? 1.0 : 0.0;
-  if (!dtype->is_integer()) return v;
-  if (std::isnan(v)) return 0.0;
-  const double t = std::trunc(v);
-  const double span = std::ldexp(1.0, static_cast<int>(dtype->bytes() * 8));
-  const double lo = dtype->is_signed() ? -span / 2 : 0.0;
-  if (t >= lo && t < lo + span) return t;
-  double w = std::fmod(t, span);
-  if (w < 0) w += span;
-  if (dtype->is_signed() && w >= span / 2) w -= span;
-  return w;
-}
-
 double AtolFor(Symbol<DType> dtype) { return std::max(1e-6, RtolFor(dtype)); }
-
-std::vector<double> BroadcastRef(const Shape& out, const std::vector<const TensorPtr*>& in,
-                                 const std::function<double(const std::vector<double>&)>& f) {
-  std::vector<std::vector<double>> values;
-  for (const TensorPtr* t : in) values.push_back(ToDoubles(*t));
-  std::vector<double> expected(static_cast<size_t>(out.numel()));
-  std::vector<double> args(in.size());
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    const std::vector<int64_t> idx = Unravel(i, out);
-    for (size_t k = 0; k < in.size(); ++k) {
-      args[k] = values[k][static_cast<size_t>(BroadcastIndex(idx, (*in[k])->shape(), out))];
-    }
-    expected[static_cast<size_t>(i)] = f(args);
-  }
-  return expected;
-}
 
 // ---- binary ops -----------------------------------------------------------------------------------
 struct BinaryCase {

@@ -41,37 +41,7 @@ TensorPtr Random(Symbol<DType> dtype, const Shape& shape, double lo, double hi) 
   return RandomTensor(dtype, shape, lo, hi);
 }
 
-// What an exact result v becomes in `dtype`: integers wrap modulo 2^bits, bool is v != 0.
-double InDType(double v, Symbol<DType> dtype) {
-  if (dtype->is_bool()) return v != 0.0 ? 1.0 : 0.0;
-  if (!dtype->is_integer()) return v;
-  const double t = std::trunc(v);
-  const double span = std::ldexp(1.0, static_cast<int>(dtype->bytes() * 8));
-  const double lo = dtype->is_signed() ? -span / 2 : 0.0;
-  if (t >= lo && t < lo + span) return t;
-  double w = std::fmod(t, span);
-  if (w < 0) w += span;
-  if (dtype->is_signed() && w >= span / 2) w -= span;
-  return w;
-}
-
-double Atol(Symbol<DType> dtype) { return std::max(1e-6, RtolFor(dtype)); }
-
-std::vector<double> BroadcastRef(const Shape& out, const std::vector<const TensorPtr*>& in,
-                                 const std::function<double(const std::vector<double>&)>& f) {
-  std::vector<std::vector<double>> values;
-  for (const TensorPtr* t : in) values.push_back(ToDoubles(*t));
-  std::vector<double> expected(static_cast<size_t>(out.numel()));
-  std::vector<double> args(in.size());
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    const std::vector<int64_t> idx = Unravel(i, out);
-    for (size_t k = 0; k < in.size(); ++k) {
-      args[k] = values[k][static_cast<size_t>(BroadcastIndex(idx, (*in[k])->shape(), out))];
-    }
-    expected[static_cast<size_t>(i)] = f(args);
-  }
-  return expected;
-}
+double AtolFor(Symbol<DType> dtype) { return std::max(1e-6, RtolFor(dtype)); }
 
 TensorPtr Leaf(const Shape& shape, double lo, double hi) {
   TensorPtr t = Random(kF64, shape, lo, hi);
@@ -110,7 +80,7 @@ void CheckUnary(const UnarySpec& s) {
                        BroadcastRef(c.shape, {&x}, [&](const auto& v) {
                          return InDType(t->is_bool() && s.bool_ref ? s.bool_ref(v[0]) : s.ref(v[0]), out_t);
                        }),
-                       RtolFor(t), Atol(t));
+                       RtolFor(t), AtolFor(t));
       EXPECT_TRUE(y->is_contiguous());
     }
     MarkCovered(s.op, t);
@@ -253,7 +223,7 @@ TEST(MathUnary, BackwardOps) {
         if (c.non_contiguous) saved = NonContiguous(saved);
         const TensorPtr dx = Apply1(OpRegistry::Global().Get(op), {dy, saved}, attrs);
         ExpectTensorNear(dx, t, c.shape, BroadcastRef(c.shape, {&dy, &saved}, [&](const auto& v) { return ref(v[0], v[1]); }),
-                         RtolFor(t) * 4, Atol(t) * 4);
+                         RtolFor(t) * 4, AtolFor(t) * 4);
       }
       MarkCovered(op, t);
     }
@@ -412,7 +382,7 @@ void CheckBinary(const BinarySpec& s) {
       const TensorPtr y = s.fn(a, b);
       ExpectTensorNear(y, t, c.out,
                        BroadcastRef(c.out, {&a, &b}, [&](const auto& v) { return InDType(s.ref(v[0], v[1]), t); }),
-                       RtolFor(t), Atol(t));
+                       RtolFor(t), AtolFor(t));
       EXPECT_TRUE(y->is_contiguous());
     }
     MarkCovered(s.op, t);
@@ -554,14 +524,14 @@ TEST(MathClamp, TensorBoundsEveryDType) {
       }
       ExpectTensorNear(ops::Clamp(x, lo, hi), t, c[3],
                        BroadcastRef(c[3], {&x, &lo, &hi}, [](const auto& v) { return ClampRef(v[0], v[1], v[2]); }),
-                       RtolFor(t), Atol(t));
+                       RtolFor(t), AtolFor(t));
       const Shape lo_shape = BroadcastShapes(c[0], c[1]), hi_shape = BroadcastShapes(c[0], c[2]);
       ExpectTensorNear(ops::Clamp(x, lo, nullptr), t, lo_shape,
                        BroadcastRef(lo_shape, {&x, &lo}, [](const auto& v) { return ClampRef(v[0], v[1], kInf); }),
-                       RtolFor(t), Atol(t));
+                       RtolFor(t), AtolFor(t));
       ExpectTensorNear(ops::Clamp(x, nullptr, hi), t, hi_shape,
                        BroadcastRef(hi_shape, {&x, &hi}, [](const auto& v) { return ClampRef(v[0], -kInf, v[1]); }),
-                       RtolFor(t), Atol(t));
+                       RtolFor(t), AtolFor(t));
     }
     MarkCovered("clamp", t);
     MarkCovered("clamp_min", t);

@@ -37,11 +37,20 @@ void ExpectTensorNear(const TensorPtr& actual, Symbol<DType> dtype, const Shape&
 // Tolerances suited to a dtype computed from float64 references.
 double RtolFor(Symbol<DType> dtype);
 
+// What an exact result v becomes in `dtype`: integers wrap modulo 2^bits (NaN gives 0), bool is v != 0.
+double InDType(double v, Symbol<DType> dtype);
+// An absolute tolerance for `dtype`: RtolFor(dtype), at least 1e-6.
+double AtolFor(Symbol<DType> dtype);
+
 // Row-major index helpers for reference loops.
 std::vector<int64_t> Unravel(int64_t flat, const Shape& shape);
 int64_t Ravel(const std::vector<int64_t>& index, const Shape& shape);
 // The flat index in `from` (broadcast to `to`) of the element at `index` of `to`.
 int64_t BroadcastIndex(const std::vector<int64_t>& index, const Shape& from, const Shape& to);
+
+// f at every element of `out`, its arguments read from the tensors *in[k] broadcast to `out`.
+std::vector<double> BroadcastRef(const Shape& out, const std::vector<const TensorPtr*>& in,
+                                 const std::function<double(const std::vector<double>&)>& f);
 
 // fn() must throw oneflow::Error with `code` (InvalidArgument when not given) and a message containing
 // every one of `parts`.
