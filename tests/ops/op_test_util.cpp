@@ -217,6 +217,22 @@ void ExpectGradientsMatch(const std::function<TensorPtr(const std::vector<Tensor
   }
 }
 
+TensorPtr Transposed(const TensorPtr& t) {
+  Shape reversed(std::vector<Dim>(t->shape().dims().rbegin(), t->shape().dims().rend()));
+  TensorPtr base = Empty(t->dtype(), reversed, Device::CPU());
+  std::vector<int64_t> strides(base->strides().rbegin(), base->strides().rend());
+  TensorPtr view = Tensor::MakeView(*base, t->shape(), strides, 0);
+  CopyStrided(*t, *view, nullptr);
+  return view;
+}
+
+std::vector<TensorPtr> Layouts(const TensorPtr& t) {
+  std::vector<TensorPtr> out = {t};
+  if (t->ndim() > 0 && t->numel() > 1) out.push_back(NonContiguous(t));
+  if (t->ndim() > 1 && t->numel() > 1) out.push_back(Transposed(t));
+  return out;
+}
+
 double InDType(double v, Symbol<DType> dtype) {
   if (dtype->is_bool()) return v != 0.0 ? 1.0 : 0.0;
   if (!dtype->is_integer()) return v;

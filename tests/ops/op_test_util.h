@@ -30,6 +30,10 @@ TensorPtr FromDoubles(Symbol<DType> dtype, const Shape& shape, const std::vector
 std::vector<double> ToDoubles(const TensorPtr& t);
 // The same values in a non-contiguous layout (every other element of a wider storage).
 TensorPtr NonContiguous(const TensorPtr& t);
+// The same values laid out column-major (every stride reversed).
+TensorPtr Transposed(const TensorPtr& t);
+// t, and where they differ, its NonContiguous and Transposed layouts.
+std::vector<TensorPtr> Layouts(const TensorPtr& t);
 
 // Shape, dtype and every value: |a - e| <= atol + rtol * |e|; NaNs must match NaNs.
 void ExpectTensorNear(const TensorPtr& actual, Symbol<DType> dtype, const Shape& shape,

@@ -25,24 +25,6 @@ TensorPtr Input(Symbol<DType> dtype, const Shape& shape) {
   return RandomTensor(dtype, shape, -2, 2);
 }
 
-// The same values laid out column-major (every stride reversed).
-TensorPtr Transposed(const TensorPtr& t) {
-  Shape reversed(std::vector<Dim>(t->shape().dims().rbegin(), t->shape().dims().rend()));
-  TensorPtr base = Empty(t->dtype(), reversed, Device::CPU());
-  std::vector<int64_t> strides(base->strides().rbegin(), base->strides().rend());
-  TensorPtr view = Tensor::MakeView(*base, t->shape(), strides, 0);
-  CopyStrided(*t, *view, nullptr);
-  return view;
-}
-
-// The three layouts of the same values.
-std::vector<TensorPtr> Layouts(const TensorPtr& t) {
-  std::vector<TensorPtr> out = {t};
-  if (t->ndim() > 0 && t->numel() > 1) out.push_back(NonContiguous(t));
-  if (t->ndim() > 1 && t->numel() > 1) out.push_back(Transposed(t));
-  return out;
-}
-
 // The values of each output of a reduction, in reduction (row-major) order, and the output shape.
 struct Groups {
   Shape shape;
