@@ -6,7 +6,9 @@
 
 #include "capi/src/op_call.h"
 #include "core/op/op_registry.h"
+#include "capi/src/window_options.h"
 #include "core/ops/ops.h"
+#include "core/ops/window.h"
 
 using namespace oneflow;
 using capi::Borrow;
@@ -15,6 +17,9 @@ using capi::Flag;
 using capi::Guard;
 using capi::Ints;
 using capi::Optional;
+using capi::PaddingEnd;
+using capi::PoolOptions;
+using capi::ReadPoolOptions;
 using capi::ReadOptions;
 using capi::Require;
 using capi::Run;
@@ -32,20 +37,6 @@ ops::Reduction ReductionOf(int32_t reduction) {
       OF_THROW(InvalidArgument) << "options->reduction is " << reduction
                                 << "; expected OF_REDUCTION_NONE (0), OF_REDUCTION_MEAN (1) or OF_REDUCTION_SUM (2)";
   }
-}
-
-ops::Pool2dOptions PoolOptions(const of_pool2d_options_t* given) {
-  Require(given, "options");
-  const of_pool2d_options_t o = ReadOptions(given, of_pool2d_options_init, "options");
-  ops::Pool2dOptions p;
-  p.kernel_size = {o.kernel_size[0], o.kernel_size[1]};
-  // A zero stride means "the kernel size" per dim; the op then checks every value.
-  p.stride = {o.stride[0] == 0 ? o.kernel_size[0] : o.stride[0], o.stride[1] == 0 ? o.kernel_size[1] : o.stride[1]};
-  p.padding = {o.padding[0], o.padding[1]};
-  p.dilation = {o.dilation[0], o.dilation[1]};
-  p.ceil_mode = Flag(o.ceil_mode, "options->ceil_mode");
-  p.count_include_pad = Flag(o.count_include_pad, "options->count_include_pad");
-  return p;
 }
 
 }  // namespace
@@ -178,6 +169,7 @@ void of_conv2d_options_init(of_conv2d_options_t* options) {
   options->stride[0] = options->stride[1] = 1;
   options->dilation[0] = options->dilation[1] = 1;
   options->groups = 1;
+  options->padding_end[0] = options->padding_end[1] = -1;
 }
 
 of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
@@ -189,7 +181,8 @@ of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_ten
     c.padding = {o.padding[0], o.padding[1]};
     c.dilation = {o.dilation[0], o.dilation[1]};
     c.groups = o.groups;
-    return ops::Conv2d(Borrow(x, "x"), Borrow(weight, "weight"), Optional(bias, "bias"), c);
+    return ops::Conv2d(Borrow(x, "x"), Borrow(weight, "weight"), Optional(bias, "bias"), c,
+                       PaddingEnd(o.padding, o.padding_end));
   });
 }
 
@@ -222,16 +215,23 @@ void of_pool2d_options_init(of_pool2d_options_t* options) {
   options->struct_size = sizeof(of_pool2d_options_t);
   options->dilation[0] = options->dilation[1] = 1;
   options->count_include_pad = 1;
+  options->padding_end[0] = options->padding_end[1] = -1;
 }
 
 of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                            of_tensor_t** out_tensor) {
-  return Run(__func__, session, out_tensor, [&] { return ops::MaxPool2d(Borrow(x, "x"), PoolOptions(options)); });
+  return Run(__func__, session, out_tensor, [&] {
+    const of_pool2d_options_t o = ReadPoolOptions(options);
+    return ops::MaxPool2d(Borrow(x, "x"), PoolOptions(o), PaddingEnd(o.padding, o.padding_end));
+  });
 }
 
 of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                            of_tensor_t** out_tensor) {
-  return Run(__func__, session, out_tensor, [&] { return ops::AvgPool2d(Borrow(x, "x"), PoolOptions(options)); });
+  return Run(__func__, session, out_tensor, [&] {
+    const of_pool2d_options_t o = ReadPoolOptions(options);
+    return ops::AvgPool2d(Borrow(x, "x"), PoolOptions(o), PaddingEnd(o.padding, o.padding_end));
+  });
 }
 
 of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,

@@ -146,7 +146,7 @@ void FuseConvBatchNorm(Work& w) {
     if (!stats_unused) continue;
     WorkNode* relu = only_reader(bn.outputs[0], "relu");
     Attrs attrs;
-    for (const char* name : {"stride", "padding", "dilation", "groups"}) attrs.Set(name, *conv.attrs.Find(name));
+    for (const auto& [name, value] : conv.attrs.items()) attrs.Set(name, value);  // every conv2d attribute
     attrs.Set("eps", bn.attrs.Float("eps"));
     attrs.Set("relu", relu != nullptr);
     WorkNode& last = relu != nullptr ? *relu : bn;

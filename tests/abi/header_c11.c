@@ -24,7 +24,8 @@ _Static_assert(offsetof(of_conv2d_options_t, stride) == 8, "conv2d options layou
 _Static_assert(offsetof(of_conv2d_options_t, padding) == 24, "conv2d options layout");
 _Static_assert(offsetof(of_conv2d_options_t, dilation) == 40, "conv2d options layout");
 _Static_assert(offsetof(of_conv2d_options_t, groups) == 56, "conv2d options layout");
-_Static_assert(sizeof(of_conv2d_options_t) == 64, "conv2d options size");
+_Static_assert(offsetof(of_conv2d_options_t, padding_end) == 64, "conv2d options layout");
+_Static_assert(sizeof(of_conv2d_options_t) == 80, "conv2d options size");
 
 _Static_assert(offsetof(of_batch_norm_options_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_batch_norm_options_t, training) == 8, "batch norm options layout");
@@ -39,7 +40,8 @@ _Static_assert(offsetof(of_pool2d_options_t, padding) == 40, "pool2d options lay
 _Static_assert(offsetof(of_pool2d_options_t, dilation) == 56, "pool2d options layout");
 _Static_assert(offsetof(of_pool2d_options_t, ceil_mode) == 72, "pool2d options layout");
 _Static_assert(offsetof(of_pool2d_options_t, count_include_pad) == 76, "pool2d options layout");
-_Static_assert(sizeof(of_pool2d_options_t) == 80, "pool2d options size");
+_Static_assert(offsetof(of_pool2d_options_t, padding_end) == 80, "pool2d options layout");
+_Static_assert(sizeof(of_pool2d_options_t) == 96, "pool2d options size");
 
 _Static_assert(offsetof(of_loss_options_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_loss_options_t, reduction) == 8, "loss options layout");

@@ -335,7 +335,22 @@ static void test_conv2d(void** state) {
   o.padding[0] = o.padding[1] = 1;
   o.stride[0] = o.stride[1] = 2;
   OP_EXPECT(of_conv2d(s, x, w, NULL, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(4, 18, 36, 77), 0);
+  /* A caller built before padding_end (a smaller struct_size) gets symmetric padding, whatever follows. */
+  o.padding_end[0] = o.padding_end[1] = 5;
+  o.struct_size = offsetof(of_conv2d_options_t, padding_end);
+  OP_EXPECT(of_conv2d(s, x, w, NULL, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(4, 18, 36, 77), 0);
+  /* Asymmetric padding: zeros only after (bottom, right), then only before (top, left). */
+  of_conv2d_options_init(&o);
+  assert_true(o.padding_end[0] == -1 && o.padding_end[1] == -1);
+  o.padding_end[0] = o.padding_end[1] = 1;
+  OP_EXPECT(of_conv2d(s, x, w, NULL, &o, &r), F32, DIMS(1, 1, 3, 3), VALS(37, 47, 21, 67, 77, 33, 23, 26, 9), 0);
+  o.padding[0] = o.padding[1] = 1;
+  o.padding_end[0] = o.padding_end[1] = 0;
+  OP_EXPECT(of_conv2d(s, x, w, NULL, &o, &r), F32, DIMS(1, 1, 3, 3), VALS(4, 11, 18, 18, 37, 47, 36, 67, 77), 0);
+  o.padding_end[1] = -2;
+  OP_FAILS(of_conv2d(s, x, w, NULL, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_conv2d", "padding_end");
   /* Dilation 2: the taps are the four corners. */
+  of_conv2d_options_init(&o);
   of_conv2d_options_init(&o);
   o.dilation[0] = o.dilation[1] = 2;
   OP_EXPECT(of_conv2d(s, x, w, NULL, &o, &r), F32, DIMS(1, 1, 1, 1), VALS(1 + 2 * 3 + 3 * 7 + 4 * 9), 0);
@@ -495,6 +510,24 @@ static void test_pooling(void** state) {
   OP_EXPECT(of_max_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 1, 1), VALS(11), 0);
   o.ceil_mode = 1;
   OP_EXPECT(of_max_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(11, 12, 15, 16), 0);
+
+  /* Asymmetric padding: kernel 3, stride 2, one row and column of padding after the input only. The
+   * average counts the padding cells inside the window (divisor 9), or only the input cells. */
+  of_pool2d_options_init(&o);
+  assert_true(o.padding_end[0] == -1 && o.padding_end[1] == -1);
+  o.kernel_size[0] = o.kernel_size[1] = 3;
+  o.stride[0] = o.stride[1] = 2;
+  o.padding_end[0] = o.padding_end[1] = 1;
+  OP_EXPECT(of_max_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(11, 12, 15, 16), 0);
+  OP_EXPECT(of_avg_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(6, 5, 8, 6), 1e-6);
+  o.count_include_pad = 0;
+  OP_EXPECT(of_avg_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 2, 2), VALS(6, 7.5, 12, 13.5), 1e-6);
+  o.padding_end[0] = 2;
+  OP_FAILS(of_max_pool2d(s, x, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_max_pool2d", "padding_end", "half");
+  /* An older, smaller struct: symmetric padding (none here), whatever follows. */
+  o.struct_size = offsetof(of_pool2d_options_t, padding_end);
+  o.count_include_pad = 1;
+  OP_EXPECT(of_avg_pool2d(s, x, &o, &r), F32, DIMS(1, 1, 1, 1), VALS(6), 1e-6);
 
   OP_EXPECT(of_adaptive_avg_pool2d(s, x, 1, 1, &r), F32, DIMS(1, 1, 1, 1), VALS(8.5), 1e-6);
   OP_EXPECT(of_adaptive_avg_pool2d(s, x, 2, 2, &r), F32, DIMS(1, 1, 2, 2), VALS(3.5, 5.5, 11.5, 13.5), 1e-6);

@@ -513,14 +513,18 @@ typedef struct of_conv2d_options_t {
   int64_t padding[2];  /* zeros added on both sides, >= 0; default 0, 0 */
   int64_t dilation[2]; /* spacing of the kernel taps, >= 1; default 1, 1 */
   int64_t groups;      /* >= 1, dividing both the input and the output channels; default 1 */
+  int64_t padding_end[2]; /* zeros added after the input (bottom, right), >= 0; -1 (default -1, -1)
+                             = that dim's padding. padding is then the (top, left) padding only */
 } of_conv2d_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_conv2d_options_init(of_conv2d_options_t* options);
 /* 2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), weight (O, C / groups, kH, kW),
  * bias (O) or NULL, all float32 or all float64; the result is (N, O, H', W') with
- * H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down), W' alike,
- * which must be >= 1. kH and kW must be >= 1; H + 2 * padding and dilation * (kH - 1) + 1 (W alike)
- * must fit in int64. Empty operands follow PyTorch: zero input channels (C = 0) or taps that all
+ * H' = (H + padding[0] + padding_end[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (rounded down),
+ * W' alike, which must be >= 1. With padding_end (asymmetric padding, as ONNX Conv's pads or
+ * TensorFlow's SAME) the result is PyTorch's F.pad(x, (padding[1], padding_end[1], padding[0],
+ * padding_end[0])) convolved with padding 0. kH and kW must be >= 1; H + padding + padding_end and
+ * dilation * (kH - 1) + 1 (W alike) must fit in int64. Empty operands follow PyTorch: zero input channels (C = 0) or taps that all
  * fall in the padding give the bias (zeros without one); N = 0 or O = 0 give an empty result.
  * options may be NULL for the defaults. */
 OF_API of_status_t* of_conv2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
@@ -561,15 +565,23 @@ typedef struct of_pool2d_options_t {
   of_bool_t ceil_mode;         /* 1: round the output size up instead of down; default 0 */
   of_bool_t count_include_pad; /* avg pooling: 1 (default) divides by the full window, padding
                                 included; 0 only by the input elements under it */
+  int64_t padding_end[2];    /* padding after the input (bottom, right), >= 0 and at most half the
+                                kernel size; -1 (default -1, -1) = that dim's padding, which is then
+                                the (top, left) padding only */
 } of_pool2d_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_pool2d_options_init(of_pool2d_options_t* options);
 /* Max / average pooling of x (N, C, H, W) over kernel_size windows. options is required
- * (it carries the kernel size). Output size per dim: (H + 2 * padding - dilation * (k - 1) - 1) /
- * stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input or
- * its left padding); it must be >= 1, and H + 2 * padding and dilation * (k - 1) + 1 must fit in
- * int64. H and W must be >= 1 (as PyTorch); N = 0 or C = 0 give an empty result. x is float32 or
- * float64. */
+ * (it carries the kernel size). Output size per dim: (H + padding + padding_end - dilation * (k - 1)
+ * - 1) / stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input
+ * or its top / left padding); it must be >= 1, and H + padding + padding_end and dilation * (k - 1)
+ * + 1 must fit in int64. H and W must be >= 1 (as PyTorch); N = 0 or C = 0 give an empty result. x
+ * is float32 or float64. Padding: max pooling pads with -inf (PyTorch's F.pad(x, (padding[1],
+ * padding_end[1], padding[0], padding_end[0]), value=-inf) pooled with padding 0); average pooling
+ * with count_include_pad 1 divides by the window clipped to the padded input, padding on both sides
+ * counted (as PyTorch for symmetric padding and ONNX AveragePool with pads and count_include_pad 1:
+ * the same as F.pad with zeros then padding 0, except that a ceil_mode window reaching past the
+ * padded input counts only its part within), with 0 by the input cells under the window. */
 OF_API of_status_t* of_max_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
                                   of_tensor_t** out_tensor);
 OF_API of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, const of_pool2d_options_t* options,
@@ -1005,6 +1017,29 @@ OF_API of_status_t* of_topk(of_session_t* session, const of_tensor_t* x, int64_t
  * (PyTorch's stable=True). */
 OF_API of_status_t* of_sort(of_session_t* session, const of_tensor_t* x, int64_t dim, of_bool_t descending,
                             of_tensor_t** out_values, of_tensor_t** out_indices);
+
+/* Window ops: max pooling with its indices, and max unpooling. */
+/* Max pooling as of_max_pool2d (the same options, asymmetric padding_end included), with the int64
+ * indices of the maxima as well: h * W + w within each (n, c) plane of x, as PyTorch's
+ * return_indices; the first maximum in the window (row-major) on ties, the last NaN where the window
+ * holds NaNs (the value is then NaN); -1 (value -inf) where a dilated window misses the input.
+ * values and indices have one shape. The values are differentiable (the gradient goes back to the
+ * indices' positions), the indices are not. Both are new references, written only on success. */
+OF_API of_status_t* of_max_pool2d_with_indices(of_session_t* session, const of_tensor_t* x,
+                                               const of_pool2d_options_t* options, of_tensor_t** out_values,
+                                               of_tensor_t** out_indices);
+/* The inverse of max pooling (PyTorch's max_unpool2d): zeros of (N, C, H', W') with x (N, C, H, W)
+ * written at `indices` (int64, x's shape, flat positions h' * W' + w' within each output plane, as
+ * of_max_pool2d_with_indices gives). output_size (n values) gives (H', W'): n = 0 for the default
+ * (H - 1) * stride - padding - padding_end + kernel_size (W' alike) from options (required: the
+ * kernel size; dilation, ceil_mode and count_include_pad are not read), n = 2 for (H', W'), n = 4 for
+ * (N, C, H', W') of which the last two count; a given size must lie within stride of the default,
+ * and each must be >= 1. An index outside [0, H' * W') is INVALID_ARGUMENT naming its position.
+ * Where indices repeat, the later element of x wins. x takes every numeric dtype (not bool);
+ * differentiable in x: the gradient gathers at the indices (as PyTorch's, repeated ones included). */
+OF_API of_status_t* of_max_unpool2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* indices,
+                                    const of_pool2d_options_t* options, const int64_t* output_size, size_t n,
+                                    of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a

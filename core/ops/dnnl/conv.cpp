@@ -3,6 +3,9 @@
 // our plain NCHW tensors; float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
+// padding pads (top, left), padding_end (bottom, right; empty: as padding): oneDNN's padding_l and
+// padding_r; the loops need only the begin padding (the output size bounds the rest).
+//
 // The backward ops take the forward input x (or weight) only for its shape: with strides > 1 the input
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
 #include <algorithm>
@@ -12,6 +15,7 @@
 #include "core/op/dispatch.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
+#include "core/ops/window.h"
 
 namespace oneflow {
 namespace {
@@ -20,7 +24,8 @@ using namespace dnnl_util;
 
 memory::dims Strides(const ConvGeom& g) { return {g.win.stride[0], g.win.stride[1]}; }
 memory::dims Dilates(const ConvGeom& g) { return {g.win.dilation[0] - 1, g.win.dilation[1] - 1}; }
-memory::dims Padding(const ConvGeom& g) { return {g.win.padding[0], g.win.padding[1]}; }
+memory::dims PaddingL(const ConvGeom& g) { return {g.win.padding[0], g.win.padding[1]}; }
+memory::dims PaddingR(const ConvGeom& g) { return {g.win.padding_end[0], g.win.padding_end[1]}; }
 
 }  // namespace
 
@@ -31,10 +36,11 @@ namespace dnnl_util {
 ConvParams ConvParamsOf(const Attrs& attrs) {
   ConvParams p;
   const std::vector<int64_t> stride = Pair(attrs, "stride", 1), padding = Pair(attrs, "padding", 0),
-                             dilation = Pair(attrs, "dilation", 1);
+                             padding_end = PaddingEnd(attrs, padding), dilation = Pair(attrs, "dilation", 1);
   for (int a = 0; a < 2; ++a) {
     p.win.stride[a] = stride[a];
     p.win.padding[a] = padding[a];
+    p.win.padding_end[a] = padding_end[a];
     p.win.dilation[a] = dilation[a];
   }
   p.groups = attrs.Int("groups");
@@ -71,17 +77,18 @@ bool DnnlRuns(const ConvGeom& g) {
 
 Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
   return {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
-          g.win.padding[0], g.win.padding[1], g.win.dilation[0], g.win.dilation[1], g.g, flag};
+          g.win.padding[0], g.win.padding[1], g.win.padding_end[0], g.win.padding_end[1], g.win.dilation[0],
+          g.win.dilation[1], g.g, flag};
 }
 
 dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias) {
   const memory::desc src = AnyDesc(SrcDims(g)), w = AnyDesc(WeightDims(g)), dst = AnyDesc(DstDims(g));
   if (bias) {
     return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, PlainDesc({g.o}), dst,
-                                           Strides(g), Dilates(g), Padding(g), Padding(g));
+                                           Strides(g), Dilates(g), PaddingL(g), PaddingR(g));
   }
   return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, dst, Strides(g),
-                                         Dilates(g), Padding(g), Padding(g));
+                                         Dilates(g), PaddingL(g), PaddingR(g));
 }
 
 ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward::primitive_desc& pd) {
@@ -224,7 +231,7 @@ void Conv2dBackwardDataF32(KernelContext& ctx) {
                                                          DefaultAttr(), Engine());
     const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)),
                                                      AnyDesc(WeightDims(g)), AnyDesc(DstDims(g)), Strides(g),
-                                                     Dilates(g), Padding(g), Padding(g));
+                                                     Dilates(g), PaddingL(g), PaddingR(g));
     dnnl::convolution_backward_data::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
     return ConvBwdDataEntry{pd, dnnl::convolution_backward_data(pd),
                             Operand(PlainDesc(DstDims(g)), pd.diff_dst_desc(), true),
@@ -255,7 +262,7 @@ void Conv2dBackwardWeightF32(KernelContext& ctx) {
                                                          DefaultAttr(), Engine());
     const dnnl::convolution_backward_weights::desc desc(
         dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
-        AnyDesc(DstDims(g)), Strides(g), Dilates(g), Padding(g), Padding(g));
+        AnyDesc(DstDims(g)), Strides(g), Dilates(g), PaddingL(g), PaddingR(g));
     dnnl::convolution_backward_weights::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
     return ConvBwdWeightsEntry{pd, dnnl::convolution_backward_weights(pd),
                                Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
@@ -413,11 +420,13 @@ std::vector<TensorPtr> Conv2dBackward(const BackwardContext& ctx) {
   return grads;
 }
 
+// padding_end (bottom, right): empty (the default) is `padding`, symmetric.
 std::vector<AttrSpec> ConvAttrs() {
   return {{"stride", std::vector<int64_t>{1, 1}},
           {"padding", std::vector<int64_t>{0, 0}},
           {"dilation", std::vector<int64_t>{1, 1}},
-          {"groups", int64_t{1}}};
+          {"groups", int64_t{1}},
+          {"padding_end", std::vector<int64_t>{}}};
 }
 
 }  // namespace
@@ -430,6 +439,16 @@ TensorPtr Conv2d(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& b
                  {"padding", options.padding},
                  {"dilation", options.dilation},
                  {"groups", options.groups}});
+}
+TensorPtr Conv2d(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias, const Conv2dOptions& options,
+                 const std::vector<int64_t>& padding_end) {
+  static const OpDef& op = OpRegistry::Global().Get("conv2d");
+  return Apply1(op, {x, weight, bias},
+                {{"stride", options.stride},
+                 {"padding", options.padding},
+                 {"dilation", options.dilation},
+                 {"groups", options.groups},
+                 {"padding_end", padding_end}});
 }
 }  // namespace ops
 

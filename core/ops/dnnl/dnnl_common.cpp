@@ -162,6 +162,12 @@ std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min
   return v;
 }
 
+std::vector<int64_t> PaddingEnd(const Attrs& attrs, const std::vector<int64_t>& padding) {
+  const AttrValue* v = attrs.Find("padding_end");
+  if (v == nullptr || attrs.Ints("padding_end").empty()) return padding;
+  return Pair(attrs, "padding_end", 0);
+}
+
 int64_t DilatedKernel(int64_t k, const Window2d& win, int axis) {
   const int64_t d = win.dilation[axis];
   int64_t extent;
@@ -174,11 +180,16 @@ int64_t DilatedKernel(int64_t k, const Window2d& win, int axis) {
 }
 
 int64_t PaddedInput(int64_t in, const Window2d& win, int axis) {
-  const int64_t p = win.padding[axis];
+  const int64_t p = win.padding[axis], pe = win.padding_end[axis];
   int64_t padded;
-  if (__builtin_mul_overflow(p, 2, &padded) || __builtin_add_overflow(padded, in, &padded)) {
-    OF_THROW(InvalidArgument) << "padding[" << axis << "] is " << p << ": the padded input ("
-                              << (axis == 0 ? "H" : "W") << " + 2 * padding) overflows int64";
+  if (__builtin_add_overflow(p, pe, &padded) || __builtin_add_overflow(padded, in, &padded)) {
+    const char* dim = axis == 0 ? "H" : "W";
+    if (p == pe) {
+      OF_THROW(InvalidArgument) << "padding[" << axis << "] is " << p << ": the padded input (" << dim
+                                << " + 2 * padding) overflows int64";
+    }
+    OF_THROW(InvalidArgument) << "padding[" << axis << "] is " << p << " and padding_end[" << axis << "] is " << pe
+                              << ": the padded input (" << dim << " + padding + padding_end) overflows int64";
   }
   return padded;
 }
@@ -190,7 +201,7 @@ int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis) {
   int64_t out = span / s + 1;
   if (win.ceil_mode) {
     if (span % s != 0) ++out;
-    // (out - 1) * s overflows only where it is past in + p (which fits: in + 2p does).
+    // (out - 1) * s overflows only where it is past in + p (which fits: in + p + p_end does).
     int64_t last_start;
     if (__builtin_mul_overflow(out - 1, s, &last_start) || last_start >= in + p) --out;
   }
@@ -212,8 +223,12 @@ std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d&
     OF_THROW(InvalidArgument) << "output size would be (" << out[0] << ", " << out[1] << "): x " << x
                               << " is too small for kernel (" << kh << ", " << kw << ") with stride ("
                               << win.stride[0] << ", " << win.stride[1] << "), padding (" << win.padding[0] << ", "
-                              << win.padding[1] << "), dilation (" << win.dilation[0] << ", " << win.dilation[1]
-                              << ")" << (win.ceil_mode ? ", ceil_mode" : "");
+                              << win.padding[1] << ")"
+                              << (win.symmetric() ? std::string()
+                                                  : fmt::format(", padding_end ({}, {})", win.padding_end[0],
+                                                                win.padding_end[1]))
+                              << ", dilation (" << win.dilation[0] << ", " << win.dilation[1] << ")"
+                              << (win.ceil_mode ? ", ceil_mode" : "");
   }
   return {out[0], out[1]};
 }

@@ -26,6 +26,7 @@ void RegisterMatmulOps(OpRegistry& registry);     // matmul.cpp
 void RegisterConvOps(OpRegistry& registry);       // conv.cpp
 void RegisterBatchNormOps(OpRegistry& registry);  // batch_norm.cpp
 void RegisterPoolingOps(OpRegistry& registry);    // pooling.cpp
+void RegisterMaxUnpoolOps(OpRegistry& registry);  // max_unpool.cpp
 
 namespace dnnl_util {
 
@@ -158,23 +159,29 @@ inline int64_t GrainFor(int64_t work) { return std::max<int64_t>(1, 32768 / std:
 
 // An int list attribute of exactly two values, each >= `min`: InvalidArgument naming it otherwise.
 std::vector<int64_t> Pair(const Attrs& attrs, std::string_view name, int64_t min);
+// The padding after the input: attribute padding_end (two values >= 0), or `padding` where it is empty
+// (its default: symmetric) or absent.
+std::vector<int64_t> PaddingEnd(const Attrs& attrs, const std::vector<int64_t>& padding);
 
-// Sliding windows (convolution, pooling) over the (H, W) dims of an (N, C, H, W) input.
+// Sliding windows (convolution, pooling) over the (H, W) dims of an (N, C, H, W) input, padded by
+// `padding` before (top, left) and `padding_end` after (bottom, right) the input.
 struct Window2d {
-  int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, padding_end[2] = {0, 0}, dilation[2] = {1, 1};
   bool ceil_mode = false;
+  bool symmetric() const { return padding[0] == padding_end[0] && padding[1] == padding_end[1]; }
 };
 // The window arithmetic is checked: a value that would overflow int64 is InvalidArgument naming the
 // attribute, so every size that inference accepts is computed exactly by the kernels.
 // The dilated kernel extent d * (k - 1) + 1 along `axis` (k >= 1).
 int64_t DilatedKernel(int64_t k, const Window2d& win, int axis);
-// The padded input in + 2 * padding along `axis`.
+// The padded input in + padding + padding_end along `axis`.
 int64_t PaddedInput(int64_t in, const Window2d& win, int axis);
-// Output length over `in` for a kernel of `k`: floor (or ceil) of (in + 2p - d(k-1) - 1) / s, plus 1; in
-// ceil mode the last window must start inside the input or the left padding (as PyTorch). May be < 1.
+// Output length over `in` for a kernel of `k`: floor (or ceil) of (in + p + p_end - d(k-1) - 1) / s, plus 1;
+// in ceil mode the last window must start inside the input or the begin padding (as PyTorch, whose two
+// paddings are one). May be < 1.
 int64_t WindowOut(int64_t in, int64_t k, const Window2d& win, int axis);
 // Output (H, W) for a kernel (kh, kw); a dim is unknown where x's or the kernel's is not known (what is
-// known is checked: the dilated kernel when k is, the doubled padding always).
+// known is checked: the dilated kernel when k is, the summed padding always).
 // InvalidArgument naming x and the window if a known output dim is < 1.
 std::pair<Dim, Dim> WindowOutput(const Shape& x, Dim kh, Dim kw, const Window2d& win);
 // The outputs o in [0, out) whose input o*stride - pad + offset lies in [0, in), as [first, last).

@@ -1,4 +1,4 @@
-// The oneDNN op family: matmul, linear, conv2d, batch_norm, pooling (see dnnl_common.h).
+// The oneDNN op family: matmul, linear, conv2d, batch_norm, pooling, max_unpool2d (see dnnl_common.h).
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/register.h"
 
@@ -9,6 +9,7 @@ void RegisterDnnlOps(OpRegistry& registry) {
   RegisterConvOps(registry);
   RegisterBatchNormOps(registry);
   RegisterPoolingOps(registry);
+  RegisterMaxUnpoolOps(registry);
 }
 
 }  // namespace oneflow

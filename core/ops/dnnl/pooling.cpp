@@ -8,6 +8,10 @@
 // a ceil_mode window past the padding), then loops like float64. adaptive_avg_pool2d (any output
 // size, windows [floor(i*H/oh), ceil((i+1)*H/oh))) is loops.
 //
+// Every windowed pooling takes padding (top, left) before and padding_end (bottom, right) after the input
+// (empty: symmetric); max pooling pads with -inf, avg pooling as PyTorch / ONNX AveragePool (see
+// ForEachAvgWindow).
+//
 // The backward ops take the forward input x only for its shape (strided inputs: nothing is copied).
 #include <algorithm>
 #include <limits>
@@ -15,6 +19,7 @@
 #include "core/op/dispatch.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
+#include "core/ops/window.h"
 
 namespace oneflow {
 namespace {
@@ -33,15 +38,19 @@ PoolParams PoolParamsOf(const Attrs& attrs, PoolKind kind) {
   PoolParams p;
   const std::vector<int64_t> k = Pair(attrs, "kernel_size", 1);
   const std::vector<int64_t> stride = attrs.Ints("stride").empty() ? k : Pair(attrs, "stride", 1);
-  const std::vector<int64_t> padding = Pair(attrs, "padding", 0);
+  const std::vector<int64_t> padding = Pair(attrs, "padding", 0), padding_end = PaddingEnd(attrs, padding);
   OF_CHECK(padding[0] <= k[0] / 2 && padding[1] <= k[1] / 2)
       << "padding " << AttrValueToString(padding) << " must be at most half of kernel_size "
+      << AttrValueToString(k);
+  OF_CHECK(padding_end[0] <= k[0] / 2 && padding_end[1] <= k[1] / 2)
+      << "padding_end " << AttrValueToString(padding_end) << " must be at most half of kernel_size "
       << AttrValueToString(k);
   const std::vector<int64_t> dilation = kind == PoolKind::kMax ? Pair(attrs, "dilation", 1) : std::vector<int64_t>{1, 1};
   for (int a = 0; a < 2; ++a) {
     p.kernel[a] = k[a];
     p.win.stride[a] = stride[a];
     p.win.padding[a] = padding[a];
+    p.win.padding_end[a] = padding_end[a];
     p.win.dilation[a] = dilation[a];
   }
   p.win.ceil_mode = attrs.Bool("ceil_mode");
@@ -220,16 +229,17 @@ void MaxPool2dBackwardKernel(KernelContext& ctx) {
 
 // Calls fn(out_index, y0, y1, x0, x1, divisor) for each output of a plane: its window clamped to the
 // input, and PyTorch's divisor (the window within the padded input, or only its valid part). The
-// window ends min(start + k, in + p) and the divisor are formed without overflow for huge kernels.
+// window ends min(start + k, in + p_end) and the divisor are formed without overflow for huge kernels.
 template <typename Fn>
 void ForEachAvgWindow(const PoolGeom& g, Fn&& fn) {
   const int64_t kh = g.p.kernel[0], kw = g.p.kernel[1], sh = g.p.win.stride[0], sw = g.p.win.stride[1];
   const int64_t ph = g.p.win.padding[0], pw = g.p.win.padding[1];
+  const int64_t peh = g.p.win.padding_end[0], pew = g.p.win.padding_end[1];
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    const int64_t ys = oy * sh - ph, ye = kh < g.h + ph - ys ? ys + kh : g.h + ph;
+    const int64_t ys = oy * sh - ph, ye = kh < g.h + peh - ys ? ys + kh : g.h + peh;
     const int64_t y0 = std::max<int64_t>(ys, 0), y1 = std::min(ye, g.h);
     for (int64_t ox = 0; ox < g.ow; ++ox) {
-      const int64_t xs = ox * sw - pw, xe = kw < g.w + pw - xs ? xs + kw : g.w + pw;
+      const int64_t xs = ox * sw - pw, xe = kw < g.w + pew - xs ? xs + kw : g.w + pew;
       const int64_t x0 = std::max<int64_t>(xs, 0), x1 = std::min(xe, g.w);
       const double divisor = g.p.count_include_pad ? static_cast<double>(ye - ys) * static_cast<double>(xe - xs)
                                                    : static_cast<double>((y1 - y0) * (x1 - x0));
@@ -307,8 +317,8 @@ void AvgPoolBackwardLoops(KernelContext& ctx, const Tensor& dy, const Tensor& x,
 // Right padding that makes oneDNN's output size ours (ceil mode adds a partial last window).
 int64_t RightPad(const PoolGeom& g, int axis) {
   const int64_t in = axis == 0 ? g.h : g.w, out = axis == 0 ? g.oh : g.ow;
-  const int64_t p = g.p.win.padding[axis];
-  return std::max(p, (out - 1) * g.p.win.stride[axis] + g.p.kernel[axis] - in - p);
+  return std::max(g.p.win.padding_end[axis],
+                  (out - 1) * g.p.win.stride[axis] + g.p.kernel[axis] - in - g.p.win.padding[axis]);
 }
 
 // Whether oneDNN runs this average pooling: its descriptors are checked in int (FitsDnnl), and its
@@ -322,7 +332,8 @@ bool DnnlAvgRuns(const PoolGeom& g) {
                  g.w + g.p.win.padding[1] + RightPad(g, 1)})) {
     return false;
   }
-  return !g.p.count_include_pad || (RightPad(g, 0) == g.p.win.padding[0] && RightPad(g, 1) == g.p.win.padding[1]);
+  return !g.p.count_include_pad ||
+         (RightPad(g, 0) == g.p.win.padding_end[0] && RightPad(g, 1) == g.p.win.padding_end[1]);
 }
 
 dnnl::algorithm AvgAlg(const PoolGeom& g) {
@@ -340,7 +351,8 @@ int64_t AvgWork(const PoolGeom& g) { return g.planes * (g.h * g.w + g.oh * g.ow 
 
 Key AvgKey(const Exec& exec, int64_t kind, const PoolGeom& g) {
   return {exec.threads, kind, g.planes, g.h, g.w, g.oh, g.ow, g.p.kernel[0], g.p.kernel[1],
-          g.p.win.stride[0], g.p.win.stride[1], g.p.win.padding[0], g.p.win.padding[1], g.p.count_include_pad};
+          g.p.win.stride[0], g.p.win.stride[1], g.p.win.padding[0], g.p.win.padding[1], g.p.win.padding_end[0],
+          g.p.win.padding_end[1], g.p.count_include_pad};
 }
 
 struct AvgFwdEntry {
@@ -437,13 +449,15 @@ std::vector<AttrSpec> PoolAttrs(PoolKind kind) {
                                  {"ceil_mode", false}};
   if (kind == PoolKind::kMax) attrs.push_back({"dilation", std::vector<int64_t>{1, 1}});
   if (kind == PoolKind::kAvg) attrs.push_back({"count_include_pad", true});
+  attrs.push_back({"padding_end", std::vector<int64_t>{}});  // empty (the default): `padding`, symmetric
   return attrs;
 }
 
-Attrs PoolCallAttrs(const ops::Pool2dOptions& o, PoolKind kind) {
+Attrs PoolCallAttrs(const ops::Pool2dOptions& o, PoolKind kind, const std::vector<int64_t>& padding_end = {}) {
   Attrs attrs{{"kernel_size", o.kernel_size}, {"stride", o.stride}, {"padding", o.padding}, {"ceil_mode", o.ceil_mode}};
   if (kind == PoolKind::kMax) attrs.Set("dilation", o.dilation);
   if (kind == PoolKind::kAvg) attrs.Set("count_include_pad", o.count_include_pad);
+  if (!padding_end.empty()) attrs.Set("padding_end", padding_end);
   return attrs;
 }
 
@@ -454,11 +468,21 @@ TensorPtr MaxPool2d(const TensorPtr& x, const Pool2dOptions& options) {
   static const OpDef& op = OpRegistry::Global().Get("max_pool2d");
   return Apply(op, {x}, PoolCallAttrs(options, PoolKind::kMax))[0];
 }
-TensorPtr AvgPool2d(const TensorPtr& x, const Pool2dOptions& options) {
+TensorPtr MaxPool2d(const TensorPtr& x, const Pool2dOptions& options, const std::vector<int64_t>& padding_end) {
+  return MaxPool2dWithIndices(x, options, padding_end).first;
+}
+std::pair<TensorPtr, TensorPtr> MaxPool2dWithIndices(const TensorPtr& x, const Pool2dOptions& options,
+                                                     const std::vector<int64_t>& padding_end) {
+  static const OpDef& op = OpRegistry::Global().Get("max_pool2d");
+  std::vector<TensorPtr> r = Apply(op, {x}, PoolCallAttrs(options, PoolKind::kMax, padding_end));
+  return {std::move(r[0]), std::move(r[1])};
+}
+TensorPtr AvgPool2d(const TensorPtr& x, const Pool2dOptions& options) { return AvgPool2d(x, options, {}); }
+TensorPtr AvgPool2d(const TensorPtr& x, const Pool2dOptions& options, const std::vector<int64_t>& padding_end) {
   static const OpDef& op = OpRegistry::Global().Get("avg_pool2d");
   OF_CHECK(options.dilation == std::vector<int64_t>({1, 1}))
       << "avg_pool2d: dilation is not supported, got " << AttrValueToString(options.dilation);
-  return Apply1(op, {x}, PoolCallAttrs(options, PoolKind::kAvg));
+  return Apply1(op, {x}, PoolCallAttrs(options, PoolKind::kAvg, padding_end));
 }
 TensorPtr AdaptiveAvgPool2d(const TensorPtr& x, const std::vector<int64_t>& output_size) {
   static const OpDef& op = OpRegistry::Global().Get("adaptive_avg_pool2d");
