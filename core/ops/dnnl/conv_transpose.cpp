@@ -35,12 +35,15 @@ TransposeParams ParamsOf(const Attrs& attrs) {
   return p;
 }
 
-// conv2d's attributes of the same geometry (conv_transpose2d's without output_padding).
-Attrs ConvAttrsOf(const Attrs& attrs) {
-  return {{"stride", attrs.Ints("stride")},
-          {"padding", attrs.Ints("padding")},
-          {"dilation", attrs.Ints("dilation")},
-          {"groups", attrs.Int("groups")}};
+// The attributes of conv2d's op `def` (conv2d, conv2d_backward_data, conv2d_backward_weight) for the
+// same geometry: ours where it has the name, its default for any other (none today).
+Attrs ConvAttrsFor(const OpDef& def, const Attrs& attrs) {
+  Attrs conv;
+  for (const AttrSpec& spec : def.attrs) {
+    const AttrValue* value = attrs.Find(spec.name);
+    conv.Set(spec.name, value != nullptr ? *value : spec.default_value);
+  }
+  return conv;
 }
 
 // The transposed output length along `axis` (0: H, 1: W) for input length `in` and kernel `k`:
@@ -119,7 +122,8 @@ void ConvTranspose2dKernel(KernelContext& ctx) {
   const KernelDef* kernel = data.FindKernel(DeviceType::kCPU, ctx.in(0).dtype());
   OF_CHECK_INTERNAL(kernel != nullptr) << "conv2d_backward_data has no kernel for " << ctx.in(0).dtype();
   const std::vector<TensorPtr> inputs = {ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]};
-  KernelContext inner{inputs, ctx.outputs, ctx.attrs, ctx.pool, ctx.generator};
+  const Attrs attrs = ConvAttrsFor(data, ctx.attrs);
+  KernelContext inner{inputs, ctx.outputs, attrs, ctx.pool, ctx.generator};
   kernel->fn(inner);
   if (!ctx.inputs[2]) return;
   const Shape& ys = ctx.out(0).shape();
@@ -143,10 +147,9 @@ std::vector<TensorPtr> ConvTranspose2dBackward(const BackwardContext& ctx) {
   if (!dy) return grads;
   const TensorPtr& x = ctx.inputs[0];
   const TensorPtr& w = ctx.inputs[1];
-  const Attrs conv_attrs = ConvAttrsOf(ctx.attrs);
-  if (ctx.needs_input_grad[0]) grads[0] = Apply1(conv, {dy, w, nullptr}, conv_attrs);
+  if (ctx.needs_input_grad[0]) grads[0] = Apply1(conv, {dy, w, nullptr}, ConvAttrsFor(conv, ctx.attrs));
   // conv2d_backward_weight's bias gradient would be the sum of x: not wanted here.
-  if (ctx.needs_input_grad[1]) grads[1] = Apply(bwd_weight, {dy, x, w}, conv_attrs)[0];
+  if (ctx.needs_input_grad[1]) grads[1] = Apply(bwd_weight, {dy, x, w}, ConvAttrsFor(bwd_weight, ctx.attrs))[0];
   if (ctx.needs_input_grad[2]) grads[2] = ops::Sum(dy, {0, 2, 3});
   return grads;
 }
