@@ -40,6 +40,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterMathOps(*r);
     RegisterExtraReduceOps(*r);
     RegisterScanOps(*r);
+    RegisterConvolutionOps(*r);
     return r;
   }();
   return *registry;

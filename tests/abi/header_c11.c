@@ -43,6 +43,24 @@ _Static_assert(offsetof(of_pool2d_options_t, count_include_pad) == 76, "pool2d o
 _Static_assert(offsetof(of_pool2d_options_t, padding_end) == 80, "pool2d options layout");
 _Static_assert(sizeof(of_pool2d_options_t) == 96, "pool2d options size");
 
+_Static_assert(offsetof(of_conv_transpose2d_options_t, stride) == 8, "conv_transpose2d options layout");
+_Static_assert(offsetof(of_conv_transpose2d_options_t, padding) == 24, "conv_transpose2d options layout");
+_Static_assert(offsetof(of_conv_transpose2d_options_t, output_padding) == 40, "conv_transpose2d options layout");
+_Static_assert(offsetof(of_conv_transpose2d_options_t, dilation) == 56, "conv_transpose2d options layout");
+_Static_assert(offsetof(of_conv_transpose2d_options_t, groups) == 72, "conv_transpose2d options layout");
+_Static_assert(sizeof(of_conv_transpose2d_options_t) == 80, "conv_transpose2d options size");
+_Static_assert(offsetof(of_conv1d_options_t, stride) == 8, "conv1d options layout");
+_Static_assert(offsetof(of_conv1d_options_t, padding) == 16, "conv1d options layout");
+_Static_assert(offsetof(of_conv1d_options_t, dilation) == 24, "conv1d options layout");
+_Static_assert(offsetof(of_conv1d_options_t, groups) == 32, "conv1d options layout");
+_Static_assert(sizeof(of_conv1d_options_t) == 40, "conv1d options size");
+_Static_assert(offsetof(of_conv_transpose1d_options_t, stride) == 8, "conv_transpose1d options layout");
+_Static_assert(offsetof(of_conv_transpose1d_options_t, padding) == 16, "conv_transpose1d options layout");
+_Static_assert(offsetof(of_conv_transpose1d_options_t, output_padding) == 24, "conv_transpose1d options layout");
+_Static_assert(offsetof(of_conv_transpose1d_options_t, dilation) == 32, "conv_transpose1d options layout");
+_Static_assert(offsetof(of_conv_transpose1d_options_t, groups) == 40, "conv_transpose1d options layout");
+_Static_assert(sizeof(of_conv_transpose1d_options_t) == 48, "conv_transpose1d options size");
+
 _Static_assert(offsetof(of_loss_options_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_loss_options_t, reduction) == 8, "loss options layout");
 _Static_assert(offsetof(of_loss_options_t, ignore_index) == 16, "loss options layout");

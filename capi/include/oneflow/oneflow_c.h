@@ -1018,7 +1018,7 @@ OF_API of_status_t* of_topk(of_session_t* session, const of_tensor_t* x, int64_t
 OF_API of_status_t* of_sort(of_session_t* session, const of_tensor_t* x, int64_t dim, of_bool_t descending,
                             of_tensor_t** out_values, of_tensor_t** out_indices);
 
-/* Window ops: max pooling with its indices, and max unpooling. */
+/* ---- window: max pooling with its indices, max unpooling (conv2d and the poolings are above) ---- */
 /* Max pooling as of_max_pool2d (the same options, asymmetric padding_end included), with the int64
  * indices of the maxima as well: h * W + w within each (n, c) plane of x, as PyTorch's
  * return_indices; the first maximum in the window (row-major) on ties, the last NaN where the window
@@ -1040,6 +1040,74 @@ OF_API of_status_t* of_max_pool2d_with_indices(of_session_t* session, const of_t
 OF_API of_status_t* of_max_unpool2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* indices,
                                     const of_pool2d_options_t* options, const int64_t* output_size, size_t n,
                                     of_tensor_t** out_tensor);
+
+/* ---- convolution: transposed and 1-D (conv2d is above) ---- */
+
+/* Options of of_conv_transpose2d. Each pair is (height, width). */
+typedef struct of_conv_transpose2d_options_t {
+  size_t struct_size;        /* sizeof(of_conv_transpose2d_options_t), set by of_conv_transpose2d_options_init */
+  int64_t stride[2];         /* >= 1; default 1, 1 */
+  int64_t padding[2];        /* removed from both sides of the output, >= 0; default 0, 0 */
+  int64_t output_padding[2]; /* added to one side of the output, >= 0 and smaller than stride or than
+                                dilation (as PyTorch); default 0, 0 */
+  int64_t dilation[2];       /* spacing of the kernel taps, >= 1; default 1, 1 */
+  int64_t groups;            /* >= 1, dividing the input channels; default 1 */
+} of_conv_transpose2d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_conv_transpose2d_options_init(of_conv_transpose2d_options_t* options);
+/* 2-D transposed convolution (PyTorch's conv_transpose2d, the adjoint of of_conv2d with the same
+ * options): x (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW) as PyTorch lays it out, bias
+ * (C_out) or NULL, all float32 or all float64; the result is (N, C_out, H', W') with
+ * H' = (H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kH - 1) + output_padding[0] + 1, W' alike,
+ * which must be >= 1. H and W must be >= 1 and kH, kW >= 1; (H - 1) * stride + dilation * (kH - 1) +
+ * output_padding + 1 (W alike) must fit in int64. N = 0, C_in = 0 (the result is the bias) and
+ * C_out = 0 are allowed. Differentiable in x, weight and bias. options may be NULL for the defaults. */
+OF_API of_status_t* of_conv_transpose2d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                                        OF_NULLABLE const of_tensor_t* bias,
+                                        OF_NULLABLE const of_conv_transpose2d_options_t* options,
+                                        of_tensor_t** out_tensor);
+
+/* Options of of_conv1d. */
+typedef struct of_conv1d_options_t {
+  size_t struct_size; /* sizeof(of_conv1d_options_t), set by of_conv1d_options_init */
+  int64_t stride;     /* >= 1; default 1 */
+  int64_t padding;    /* zeros added on both sides, >= 0; default 0 */
+  int64_t dilation;   /* spacing of the kernel taps, >= 1; default 1 */
+  int64_t groups;     /* >= 1, dividing both the input and the output channels; default 1 */
+} of_conv1d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_conv1d_options_init(of_conv1d_options_t* options);
+/* 1-D convolution (cross-correlation, as PyTorch): x (N, C, L), weight (O, C / groups, K), bias (O) or
+ * NULL, all float32 or all float64; the result is (N, O, L') with
+ * L' = (L + 2 * padding - dilation * (K - 1) - 1) / stride + 1 (rounded down), which must be >= 1.
+ * Computed as of_conv2d of x viewed as (N, C, 1, L) (its rules for empty operands and extreme
+ * attributes apply; errors it finds name conv1d and the 2-D view). options may be NULL for the
+ * defaults. */
+OF_API of_status_t* of_conv1d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                              OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE const of_conv1d_options_t* options,
+                              of_tensor_t** out_tensor);
+
+/* Options of of_conv_transpose1d. */
+typedef struct of_conv_transpose1d_options_t {
+  size_t struct_size;     /* sizeof(of_conv_transpose1d_options_t), set by of_conv_transpose1d_options_init */
+  int64_t stride;         /* >= 1; default 1 */
+  int64_t padding;        /* removed from both sides of the output, >= 0; default 0 */
+  int64_t output_padding; /* added to one side of the output, >= 0 and smaller than stride or than
+                             dilation; default 0 */
+  int64_t dilation;       /* spacing of the kernel taps, >= 1; default 1 */
+  int64_t groups;         /* >= 1, dividing the input channels; default 1 */
+} of_conv_transpose1d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_conv_transpose1d_options_init(of_conv_transpose1d_options_t* options);
+/* 1-D transposed convolution (PyTorch's conv_transpose1d): x (N, C_in, L), weight
+ * (C_in, C_out / groups, K), bias (C_out) or NULL, all float32 or all float64; the result is
+ * (N, C_out, L') with L' = (L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1,
+ * which must be >= 1; L >= 1. Computed as of_conv_transpose2d of x viewed as (N, C_in, 1, L).
+ * options may be NULL for the defaults. */
+OF_API of_status_t* of_conv_transpose1d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                                        OF_NULLABLE const of_tensor_t* bias,
+                                        OF_NULLABLE const of_conv_transpose1d_options_t* options,
+                                        of_tensor_t** out_tensor);
 
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
