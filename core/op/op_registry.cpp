@@ -40,6 +40,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterMathOps(*r);
     RegisterExtraReduceOps(*r);
     RegisterScanOps(*r);
+    RegisterResampleOps(*r);
     return r;
   }();
   return *registry;

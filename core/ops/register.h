@@ -20,4 +20,5 @@ void RegisterExtraReduceOps(OpRegistry& registry);  // core/ops/reduce_extra.cpp
 void RegisterScanOps(OpRegistry& registry);         // core/ops/scan.cpp: cumsum, cumprod
 void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
 void RegisterMathOps(OpRegistry& registry);         // core/ops/math_unary.cpp, math_binary.cpp
+void RegisterResampleOps(OpRegistry& registry);     // core/ops/pad.cpp, resample.cpp: pad, interpolate, pixel_shuffle
 }  // namespace oneflow
