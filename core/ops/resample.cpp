@@ -142,7 +142,9 @@ Taps<A> ForwardTaps(const InterpSpec& spec, int64_t in, int64_t out, double give
       const float f = spec.mode == InterpolateMode::kNearest
                           ? std::floor(static_cast<float>(o) * scale)
                           : std::floor(static_cast<float>((static_cast<double>(o) + 0.5) * static_cast<double>(scale)));
-      t.Add(std::min(static_cast<int64_t>(f), in - 1), A(1));
+      // Compared before the conversion: a tiny given scale_factor makes the scale infinite (and 0 * inf
+      // NaN, which stands for 0 * scale = 0).
+      t.Add(!(f > 0) ? 0 : f >= static_cast<float>(in - 1) ? in - 1 : static_cast<int64_t>(f), A(1));
       t.EndRow();
     }
     return t;
@@ -156,9 +158,11 @@ Taps<A> ForwardTaps(const InterpSpec& spec, int64_t in, int64_t out, double give
   for (int64_t o = 0; o < out; ++o) {
     A src = spec.align_corners ? scale * static_cast<A>(o) : scale * (static_cast<A>(o) + A(0.5)) - A(0.5);
     if (src < A(0)) src = A(0);
-    const int64_t i0 = static_cast<int64_t>(src);
+    // A given scale_factor smaller than out / in maps past the last input: clamped there, with the
+    // weight in [0, 1], as PyTorch's guard_index_and_lambda.
+    const int64_t i0 = src >= static_cast<A>(in - 1) ? in - 1 : static_cast<int64_t>(src);
     const int64_t step = i0 < in - 1 ? 1 : 0;
-    const A l1 = src - static_cast<A>(i0);
+    const A l1 = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
     t.Add(i0, A(1) - l1);
     t.Add(i0 + step, l1);
     t.EndRow();

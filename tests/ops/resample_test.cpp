@@ -9,6 +9,7 @@
 #include "core/graph/graph.h"
 #include "core/op/dispatch.h"
 #include "core/ops/resample.h"
+#include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -241,7 +242,7 @@ std::vector<std::vector<Tap>> RefTaps(InterpolateMode mode, bool align, int64_t 
       const float s = scale > 0 ? static_cast<float>(1.0 / scale) : static_cast<float>(in) / static_cast<float>(out);
       const double pos = mode == InterpolateMode::kNearest ? static_cast<double>(static_cast<float>(o) * s)
                                                            : static_cast<double>(static_cast<float>((o + 0.5) * s));
-      taps[static_cast<size_t>(o)] = {{std::min<int64_t>(static_cast<int64_t>(std::floor(pos)), in - 1), 1.0}};
+      taps[static_cast<size_t>(o)] = {{!(pos > 0) ? 0 : pos >= static_cast<double>(in - 1) ? in - 1 : static_cast<int64_t>(std::floor(pos)), 1.0}};
       continue;
     }
     A src;
@@ -251,9 +252,9 @@ std::vector<std::vector<Tap>> RefTaps(InterpolateMode mode, bool align, int64_t 
       const A s = scale > 0 ? static_cast<A>(1.0 / scale) : static_cast<A>(in) / static_cast<A>(out);
       src = std::max(A(0), s * (static_cast<A>(o) + A(0.5)) - A(0.5));
     }
-    const int64_t i0 = static_cast<int64_t>(src);
+    const int64_t i0 = src >= static_cast<A>(in - 1) ? in - 1 : static_cast<int64_t>(src);
     const int64_t i1 = std::min(i0 + 1, in - 1);
-    const A l1 = src - static_cast<A>(i0);
+    const A l1 = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
     taps[static_cast<size_t>(o)] = {{i0, static_cast<double>(A(1) - l1)}, {i1, static_cast<double>(l1)}};
   }
   return taps;
@@ -327,6 +328,8 @@ const std::vector<InterpCase>& InterpCases() {
     all({1, 2, 5, 4}, {6, 9}, {1.3, 2.5, 0});    // size and scale both given (aten's upsample_*)
     all({1, 2, 3, 4, 2}, {5, 2, 3});
     all({2, 1, 2, 3, 4}, {0, 0, 0}, {1.5, 2, 0.5});
+    all({1, 1, 2}, {10}, {0.5, 0, 0});          // a scale that maps past the last input: clamped
+    all({1, 1, 3}, {4}, {1e-300, 0, 0});        // 1 / scale overflows to inf
     all({2, 3, 40, 600}, {33, 700});            // rows longer than the grain
     all({0, 3, 4}, {6});                        // no batch
     return c;
@@ -567,6 +570,61 @@ TEST(Resample, LazyGraphWithAnUnknownBatchDim) {
     EXPECT_EQ(out[0]->shape(), (Shape{n, 8, 4, 3}));
     EXPECT_EQ(ToDoubles(out[0]), ToDoubles(model(xv)));
   }
+}
+
+// A training step through the three gradient ops in one graph over an unknown batch: loss =
+// mean(pixel_unshuffle(interpolate(pad(x * w))) * t), SGD on w; the losses and w equal eager's.
+TEST(Resample, LazyTrainingStepWithAnUnknownBatchDim) {
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  Session& session = *session_owner;
+  SessionScope scope(session);
+  const Symbol<DType> f64 = DType::Float64();
+  const InterpolateOptions linear{.mode = InterpolateMode::kLinear};
+  const auto loss_of = [&](const TensorPtr& x, const TensorPtr& t, const TensorPtr& w) {
+    const TensorPtr p = ops::Pad(ops::Mul(x, w), {1, 1, 2, 0}, PadMode::kReflect);
+    return ops::Mean(ops::Mul(ops::PixelUnshuffle(ops::Interpolate(p, {8, 6}, linear), 2), t));
+  };
+  const TensorPtr w0 = RandomTensor(f64, {1, 2, 1, 1});
+  const auto clone = [](const TensorPtr& v) {
+    TensorPtr c = FromDoubles(v->dtype(), v->shape(), ToDoubles(v));
+    c->set_requires_grad(true);
+    return c;
+  };
+  std::vector<TensorPtr> xs, ts;
+  for (int64_t n : {2, 3, 1}) {
+    xs.push_back(RandomTensor(f64, {n, 2, 5, 6}));
+    ts.push_back(RandomTensor(f64, {n, 8, 4, 3}));
+  }
+  const SgdOptions sgd{.lr = 0.5};
+  const TensorPtr we = clone(w0);
+  SGD eager_opt({we}, sgd);
+  std::vector<double> eager_losses;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const TensorPtr loss = loss_of(xs[i], ts[i], we);
+    eager_losses.push_back(ToDoubles(loss)[0]);
+    eager_opt.ZeroGrad();
+    Backward({loss}, {nullptr});
+    eager_opt.Step();
+  }
+  const TensorPtr wl = clone(w0);
+  auto lazy_opt = std::make_shared<SGD>(std::vector<TensorPtr>{wl}, sgd);
+  graph::Graph g(session_owner, "resample_train", graph::GraphOptions{});
+  g.BeginBuild();
+  const TensorPtr x = g.AddInput("x", f64, Shape{Dim::Unknown(), 2, 5, 6});
+  const TensorPtr t = g.AddInput("t", f64, Shape{Dim::Unknown(), 8, 4, 3});
+  const TensorPtr loss = loss_of(x, t, wl);
+  Backward({loss}, {nullptr});
+  g.AddOptimizer(lazy_opt);
+  g.AddOutput(loss);
+  g.EndBuild();
+  for (const char* op : {"pad_backward", "interpolate_backward", "pixel_shuffle"}) {
+    EXPECT_NE(g.Dump().find(op), std::string::npos) << op << "\n" << g.Dump();
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_NEAR(ToDoubles(g.Run({xs[i], ts[i]})[0])[0], eager_losses[i], 1e-12) << "step " << i;
+  }
+  const std::vector<double> we_v = ToDoubles(we), wl_v = ToDoubles(wl);
+  for (size_t k = 0; k < we_v.size(); ++k) EXPECT_NEAR(wl_v[k], we_v[k], 1e-12);
 }
 
 }  // namespace
