@@ -1063,10 +1063,10 @@ OF_API void of_interpolate_options_init(of_interpolate_options_t* options);
  * or 0 to take floor(in * scale_factor[k]) (which must then be > 0 and give >= 1). With both given,
  * size is the output's and scale_factor maps coordinates (aten's upsample_*(x, size, scales)). The
  * nearest modes compute the scale in float32, as PyTorch; LINEAR interpolates between the two nearest
- * inputs of each spatial dim (source coordinates below 0 clamped to 0, as PyTorch), in float32 for
- * float32 x and float64 for float64 x. x is float32 or float64. Differentiable in x: the gradient sums
- * each output's gradient into the inputs it read, with their weights. options may be NULL for the
- * defaults (nearest). */
+ * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), in float32 for
+ * float32 x and float64 for float64 x. x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED,
+ * other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
+ * the inputs it read, with their weights. options may be NULL for the defaults (nearest). */
 OF_API of_status_t* of_interpolate(of_session_t* session, const of_tensor_t* x, const int64_t* size, size_t nsize,
                                    OF_NULLABLE const of_interpolate_options_t* options, of_tensor_t** out_tensor);
 /* Pixel shuffle: x (..., C * r * r, H, W) -> (..., C, H * r, W * r) with r = upscale_factor (>= 1),
