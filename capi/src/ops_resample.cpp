@@ -29,10 +29,11 @@ ops::InterpolateMode InterpolateModeOf(of_interpolate_mode_t mode) {
     case OF_INTERPOLATE_NEAREST: return ops::InterpolateMode::kNearest;
     case OF_INTERPOLATE_NEAREST_EXACT: return ops::InterpolateMode::kNearestExact;
     case OF_INTERPOLATE_LINEAR: return ops::InterpolateMode::kLinear;
+    case OF_INTERPOLATE_BICUBIC: return ops::InterpolateMode::kBicubic;
     default:
       OF_THROW(InvalidArgument) << "options->mode is " << mode
-                                << "; expected OF_INTERPOLATE_NEAREST (0), OF_INTERPOLATE_NEAREST_EXACT (1) or "
-                                   "OF_INTERPOLATE_LINEAR (2)";
+                                << "; expected OF_INTERPOLATE_NEAREST (0), OF_INTERPOLATE_NEAREST_EXACT (1), "
+                                   "OF_INTERPOLATE_LINEAR (2) or OF_INTERPOLATE_BICUBIC (3)";
   }
 }
 

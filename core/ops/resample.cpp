@@ -1,7 +1,7 @@
-// interpolate (nearest, nearest-exact, linear) with its gradient op; pixel_shuffle and pixel_unshuffle.
+// interpolate (nearest, nearest-exact, linear, bicubic) with its gradient op; pixel_shuffle and pixel_unshuffle.
 //
 // interpolate is separable: along each spatial dim, output coordinate o reads a few input coordinates
-// with weights (taps: one for the nearest modes, two for linear, computed exactly as PyTorch's
+// with weights (taps: one for the nearest modes, two for linear, four for bicubic, as PyTorch's
 // upsample kernels do). x is seen as (N * C, A, B, C') with missing leading spatial dims of size 1
 // (whose taps are the identity), and one kernel applies three tap tables: each output row (n, a, b)
 // sums the input rows its (a, b) taps name, weighted, each gathered along the last dim by that dim's
@@ -51,8 +51,8 @@ InterpSpec ParseInterp(const TensorMeta& x, const Attrs& attrs) {
   OF_CHECK(s.ndim() >= 3 && s.ndim() <= 5) << "x must be (N, C, spatial...) with 1 to 3 spatial dims, got " << s;
   InterpSpec spec{ops::InterpolateModeFromName(attrs.Get<std::string>("mode")), attrs.Bool("align_corners"),
                   s.ndim() - 2, {}};
-  OF_CHECK(!spec.align_corners || spec.mode == InterpolateMode::kLinear)
-      << "align_corners is only for linear interpolation; " << ops::InterpolateModeName(spec.mode)
+  OF_CHECK(!spec.align_corners || spec.mode == InterpolateMode::kLinear || spec.mode == InterpolateMode::kBicubic)
+      << "align_corners is only for linear and bicubic interpolation; " << ops::InterpolateModeName(spec.mode)
       << " takes none (as PyTorch)";
   for (int64_t k = 0; k < kMaxSpatial; ++k) {
     const double v = attrs.Float(kScaleAttrs[k]);
@@ -131,11 +131,11 @@ struct Taps {
 };
 
 // The forward taps of one dim (in -> out), as PyTorch's upsample kernels (UpSample.h): the nearest
-// modes use a float32 scale, linear the accumulation type A.
+// modes use a float32 scale, linear and bicubic the accumulation type A.
 template <typename A>
 Taps<A> ForwardTaps(const InterpSpec& spec, int64_t in, int64_t out, double given_scale) {
   Taps<A> t;
-  if (spec.mode != InterpolateMode::kLinear) {
+  if (spec.mode == InterpolateMode::kNearest || spec.mode == InterpolateMode::kNearestExact) {
     const float scale = given_scale > 0 ? static_cast<float>(1.0 / given_scale)
                                         : static_cast<float>(in) / static_cast<float>(out);
     for (int64_t o = 0; o < out; ++o) {
@@ -155,8 +155,23 @@ Taps<A> ForwardTaps(const InterpSpec& spec, int64_t in, int64_t out, double give
   } else {
     scale = given_scale > 0 ? static_cast<A>(1.0 / given_scale) : static_cast<A>(in) / static_cast<A>(out);
   }
+  const bool cubic = spec.mode == InterpolateMode::kBicubic;
   for (int64_t o = 0; o < out; ++o) {
     A src = spec.align_corners ? scale * static_cast<A>(o) : scale * (static_cast<A>(o) + A(0.5)) - A(0.5);
+    if (cubic) {
+      // PyTorch's upsample_bicubic2d: src not clamped below, the 4 taps i0 - 1 .. i0 + 2 clamped to the
+      // edge, the cubic convolution's weights of t.
+      const A f = std::floor(src);
+      const int64_t i0 = f >= static_cast<A>(in - 1) ? in - 1 : static_cast<int64_t>(f);
+      const A t1 = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
+      constexpr A kA = A(-0.75);
+      const auto near = [&](A v) { return ((kA + 2) * v - (kA + 3)) * v * v + 1; };                // |v| <= 1
+      const auto far = [&](A v) { return ((kA * v - 5 * kA) * v + 8 * kA) * v - 4 * kA; };  // 1 < |v| < 2
+      const A w[4] = {far(t1 + 1), near(t1), near(1 - t1), far(2 - t1)};
+      for (int64_t k = 0; k < 4; ++k) t.Add(std::clamp<int64_t>(i0 - 1 + k, 0, in - 1), w[k]);
+      t.EndRow();
+      continue;
+    }
     if (src < A(0)) src = A(0);
     // A given scale_factor smaller than out / in maps past the last input: clamped there, with the
     // weight in [0, 1], as PyTorch's guard_index_and_lambda.
@@ -428,7 +443,9 @@ InterpolateMode InterpolateModeFromName(std::string_view name) {
   if (name == "nearest") return InterpolateMode::kNearest;
   if (name == "nearest-exact") return InterpolateMode::kNearestExact;
   if (name == "linear") return InterpolateMode::kLinear;
-  OF_THROW(InvalidArgument) << "mode is \"" << name << "\"; expected \"nearest\", \"nearest-exact\" or \"linear\"";
+  if (name == "bicubic") return InterpolateMode::kBicubic;
+  OF_THROW(InvalidArgument) << "mode is \"" << name
+                            << "\"; expected \"nearest\", \"nearest-exact\", \"linear\" or \"bicubic\"";
 }
 
 std::string_view InterpolateModeName(InterpolateMode mode) {
@@ -436,6 +453,7 @@ std::string_view InterpolateModeName(InterpolateMode mode) {
     case InterpolateMode::kNearest: return "nearest";
     case InterpolateMode::kNearestExact: return "nearest-exact";
     case InterpolateMode::kLinear: return "linear";
+    case InterpolateMode::kBicubic: return "bicubic";
   }
   return "nearest";
 }

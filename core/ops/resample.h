@@ -32,15 +32,15 @@ TensorPtr Pad(const TensorPtr& x, const std::vector<int64_t>& pads, PadMode mode
               double value = 0.0);
 
 // ---- interpolate ----------------------------------------------------------------------------------
-enum class InterpolateMode { kNearest, kNearestExact, kLinear };
-// Names "nearest", "nearest-exact", "linear" (F.interpolate's; linear stands for bilinear and
-// trilinear too, by the spatial rank); InvalidArgument otherwise.
+enum class InterpolateMode { kNearest, kNearestExact, kLinear, kBicubic };
+// Names "nearest", "nearest-exact", "linear", "bicubic" (F.interpolate's; linear stands for bilinear
+// and trilinear too, by the spatial rank); InvalidArgument otherwise.
 InterpolateMode InterpolateModeFromName(std::string_view name);
 std::string_view InterpolateModeName(InterpolateMode mode);
 
 struct InterpolateOptions {
   InterpolateMode mode = InterpolateMode::kNearest;
-  bool align_corners = false;  // linear only (as PyTorch, which refuses it for the nearest modes)
+  bool align_corners = false;  // linear and bicubic only (PyTorch refuses it for the nearest modes)
   // Per spatial dim, the scale factor of the coordinate mapping (finite, >= 0); 0 = in / out. Entries
   // past the spatial rank must be 0.
   std::array<double, 3> scale_factor = {0, 0, 0};
@@ -50,8 +50,10 @@ struct InterpolateOptions {
 // A given scale_factor maps coordinates as F.interpolate(scale_factor=s, recompute_scale_factor=False)
 // (aten's upsample_*(x, size, scales)); align_corners ignores it, as PyTorch. nearest picks
 // floor(dst * scale), nearest-exact floor((dst + 0.5) * scale), the scale in float32 as PyTorch;
-// linear interpolates (in float32 for float32 x, float64 for float64). Differentiable in x: the
-// gradient is the adjoint (each output's gradient summed into the inputs it read, with their weights).
+// linear interpolates (in float32 for float32 x, float64 for float64); bicubic uses PyTorch's cubic
+// convolution (A = -0.75) over 4 inputs per dim, indices clamped to the edge, at any of the 1-3
+// spatial ranks (PyTorch's bicubic takes 2 only; 1 and 3 are the same separable filter).
+// Differentiable in x: the gradient is the adjoint (each output's gradient summed into the inputs it read, with their weights).
 TensorPtr Interpolate(const TensorPtr& x, const std::vector<int64_t>& size, const InterpolateOptions& options = {});
 
 // ---- pixel shuffle --------------------------------------------------------------------------------

@@ -78,6 +78,10 @@ static void test_interpolate(void** state) {
             1e-6);
   o.align_corners = 1;
   OP_EXPECT(of_interpolate(s, x, DIMS(7), &o, &r), F32, DIMS(1, 1, 7), VALS(0, 0.5, 1, 1.5, 2, 2.5, 3), 1e-6);
+  /* Bicubic: exact on the ramp's interior; the clamped edge bends it (weights -3/32, 19/32, 19/32, -3/32). */
+  o.mode = OF_INTERPOLATE_BICUBIC;
+  OP_EXPECT(of_interpolate(s, x, DIMS(7), &o, &r), F32, DIMS(1, 1, 7), VALS(0, 0.40625, 1, 1.5, 2, 2.59375, 3), 1e-6);
+  o.mode = OF_INTERPOLATE_LINEAR;
   /* Bilinear, the size from scale_factor 2: (1, 1, 2, 2) -> (1, 1, 4, 4). */
   of_tensor_t* img = make_tensor(s, F64, DIMS(1, 1, 2, 2), VALS(0, 4, 8, 12));
   o.align_corners = 0;

@@ -238,7 +238,7 @@ template <typename A>
 std::vector<std::vector<Tap>> RefTaps(InterpolateMode mode, bool align, int64_t in, int64_t out, double scale) {
   std::vector<std::vector<Tap>> taps(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
-    if (mode != InterpolateMode::kLinear) {
+    if (mode == InterpolateMode::kNearest || mode == InterpolateMode::kNearestExact) {
       const float s = scale > 0 ? static_cast<float>(1.0 / scale) : static_cast<float>(in) / static_cast<float>(out);
       const double pos = mode == InterpolateMode::kNearest ? static_cast<double>(static_cast<float>(o) * s)
                                                            : static_cast<double>(static_cast<float>((o + 0.5) * s));
@@ -250,7 +250,21 @@ std::vector<std::vector<Tap>> RefTaps(InterpolateMode mode, bool align, int64_t 
       src = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) * static_cast<A>(o) : A(0);
     } else {
       const A s = scale > 0 ? static_cast<A>(1.0 / scale) : static_cast<A>(in) / static_cast<A>(out);
-      src = std::max(A(0), s * (static_cast<A>(o) + A(0.5)) - A(0.5));
+      src = s * (static_cast<A>(o) + A(0.5)) - A(0.5);
+      if (mode == InterpolateMode::kLinear) src = std::max(A(0), src);
+    }
+    if (mode == InterpolateMode::kBicubic) {  // UpSample.h: cubic_convolution1 and 2 with A = -0.75
+      const A f = std::floor(src);
+      const int64_t i0 = f >= static_cast<A>(in - 1) ? in - 1 : static_cast<int64_t>(f);
+      const A t = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
+      const A a = A(-0.75);
+      const auto cc1 = [&](A v) { return ((a + 2) * v - (a + 3)) * v * v + 1; };
+      const auto cc2 = [&](A v) { return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a; };
+      const A w[4] = {cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t)};
+      for (int64_t k = 0; k < 4; ++k) {
+        taps[static_cast<size_t>(o)].push_back({std::clamp<int64_t>(i0 - 1 + k, 0, in - 1), static_cast<double>(w[k])});
+      }
+      continue;
     }
     const int64_t i0 = src >= static_cast<A>(in - 1) ? in - 1 : static_cast<int64_t>(src);
     const int64_t i1 = std::min(i0 + 1, in - 1);
@@ -313,10 +327,13 @@ const std::vector<InterpCase>& InterpCases() {
   static const std::vector<InterpCase> cases = [] {
     std::vector<InterpCase> c;
     const auto all = [&](Shape x, std::vector<int64_t> size, std::array<double, 3> scale = {0, 0, 0}) {
-      for (InterpolateMode m : {InterpolateMode::kNearest, InterpolateMode::kNearestExact, InterpolateMode::kLinear}) {
+      for (InterpolateMode m : {InterpolateMode::kNearest, InterpolateMode::kNearestExact, InterpolateMode::kLinear,
+                                InterpolateMode::kBicubic}) {
         c.push_back({x, size, {.mode = m, .align_corners = false, .scale_factor = scale}});
       }
-      c.push_back({x, size, {.mode = InterpolateMode::kLinear, .align_corners = true, .scale_factor = scale}});
+      for (InterpolateMode m : {InterpolateMode::kLinear, InterpolateMode::kBicubic}) {
+        c.push_back({x, size, {.mode = m, .align_corners = true, .scale_factor = scale}});
+      }
     };
     all({2, 3, 5}, {8});
     all({2, 3, 9}, {4});
@@ -457,11 +474,11 @@ TEST(Interpolate, Errors) {
   ExpectError([&] { ops::Interpolate(x, {3, 3}, {.scale_factor = {0, 0, 2}}); },
               {"interpolate: ", "scale_factor[2] is 2", "only 2 spatial dims"});
   ExpectError([&] { ops::Interpolate(x, {3, 3}, {.align_corners = true}); },
-              {"interpolate: ", "align_corners is only for linear interpolation", "nearest takes none"});
+              {"interpolate: ", "align_corners is only for linear and bicubic interpolation", "nearest takes none"});
   ExpectError([&] { ops::Interpolate(RandomTensor(f32, {1, 2, 0, 4}), {3, 3}, linear); },
               {"interpolate: ", "empty spatial dim 2", "sizes >= 1"});
   ExpectError([&] { Apply1(Op("interpolate"), {x}, {{"size", std::vector<int64_t>{2, 2}}, {"mode", std::string("cubic")}}); },
-              {"interpolate: ", "mode is \"cubic\"", "\"linear\""});
+              {"interpolate: ", "mode is \"cubic\"", "\"bicubic\""});
   ExpectError([&] { ops::Interpolate(RandomTensor(DType::Float16(), {1, 1, 4}), {3}); },
               StatusCode::kUnimplemented, {"interpolate", "float16"});
   ExpectError([&] { ops::Interpolate(nullptr, {3}); }, {"interpolate", "x"});

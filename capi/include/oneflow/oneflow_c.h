@@ -1043,13 +1043,16 @@ typedef int32_t of_interpolate_mode_t;
 enum of_interpolate_modes {
   OF_INTERPOLATE_NEAREST = 0,       /* PyTorch's 'nearest': input floor(dst * scale) */
   OF_INTERPOLATE_NEAREST_EXACT = 1, /* 'nearest-exact': input floor((dst + 0.5) * scale) */
-  OF_INTERPOLATE_LINEAR = 2         /* 'linear', 'bilinear' or 'trilinear' by the spatial rank */
+  OF_INTERPOLATE_LINEAR = 2,        /* 'linear', 'bilinear' or 'trilinear' by the spatial rank */
+  OF_INTERPOLATE_BICUBIC = 3        /* 'bicubic': PyTorch's cubic convolution (A = -0.75) over 4 inputs
+                                       per spatial dim, clamped to the edge; also for 1 and 3 spatial
+                                       dims (the same separable filter), which PyTorch does not take */
 };
 /* Options of of_interpolate. */
 typedef struct of_interpolate_options_t {
   size_t struct_size;         /* sizeof(of_interpolate_options_t), set by of_interpolate_options_init */
   of_interpolate_mode_t mode; /* OF_INTERPOLATE_*; default OF_INTERPOLATE_NEAREST */
-  of_bool_t align_corners;    /* OF_INTERPOLATE_LINEAR only (as PyTorch): 1 maps the corner pixels'
+  of_bool_t align_corners;    /* LINEAR and BICUBIC only (as PyTorch): 1 maps the corner pixels'
                                  centres onto each other, scale (in - 1) / (out - 1); default 0 */
   double scale_factor[3];     /* per spatial dim (the first nsize entries; the rest must be 0), finite
                                  and >= 0: the coordinate mapping's scale is 1 / scale_factor, as
@@ -1063,8 +1066,8 @@ OF_API void of_interpolate_options_init(of_interpolate_options_t* options);
  * or 0 to take floor(in * scale_factor[k]) (which must then be > 0 and give >= 1). With both given,
  * size is the output's and scale_factor maps coordinates (aten's upsample_*(x, size, scales)). The
  * nearest modes compute the scale in float32, as PyTorch; LINEAR interpolates between the two nearest
- * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), in float32 for
- * float32 x and float64 for float64 x. x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED,
+ * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), BICUBIC over four
+ * (its results may overshoot the inputs' range), in float32 for float32 x and float64 for float64 x. x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED,
  * other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
  * the inputs it read, with their weights. options may be NULL for the defaults (nearest). */
 OF_API of_status_t* of_interpolate(of_session_t* session, const of_tensor_t* x, const int64_t* size, size_t nsize,
