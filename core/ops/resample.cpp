@@ -31,6 +31,8 @@ using ops::InterpolateMode;
 
 constexpr int64_t kGrain = int64_t{1} << 15;
 constexpr int64_t kMaxSpatial = 3;
+// Source rows one output row of a linear forward combines at most (2 x 2 for trilinear).
+constexpr int64_t kMaxSourceRows = 4;
 const char* const kScaleAttrs[kMaxSpatial] = {"scale_0", "scale_1", "scale_2"};
 
 // Two sizes that cannot be the same: both known and different, or two different symbols.
@@ -231,25 +233,55 @@ void ApplyTaps(const T* src, T* dst, int64_t rows, const std::array<int64_t, 3>&
         for (int64_t c = 0; c < oc; ++c) out[c] = s[tc.index[static_cast<size_t>(c)]];
         continue;
       }
+      const int64_t* ki = tc.index.data();
+      const A* kw = tc.weight.data();
+      // Linear forward: the (a, b) taps' source rows (2 for bilinear) combined in one pass per output.
+      const int64_t na = ta.offset[static_cast<size_t>(a) + 1] - ta.offset[static_cast<size_t>(a)];
+      const int64_t nb = tb.offset[static_cast<size_t>(b) + 1] - tb.offset[static_cast<size_t>(b)];
+      if (tc.uniform == 2 && na * nb <= kMaxSourceRows) {
+        std::array<A, kMaxSourceRows> w{};
+        std::array<const T*, kMaxSourceRows> rows_in{};
+        int64_t n_in = 0;
+        for (int64_t ea = ta.offset[static_cast<size_t>(a)]; ea < ta.offset[static_cast<size_t>(a) + 1]; ++ea) {
+          for (int64_t eb = tb.offset[static_cast<size_t>(b)]; eb < tb.offset[static_cast<size_t>(b) + 1]; ++eb, ++n_in) {
+            w[static_cast<size_t>(n_in)] = ta.weight[static_cast<size_t>(ea)] * tb.weight[static_cast<size_t>(eb)];
+            rows_in[static_cast<size_t>(n_in)] =
+                plane + (ta.index[static_cast<size_t>(ea)] * in[1] + tb.index[static_cast<size_t>(eb)]) * in[2];
+          }
+        }
+        if (n_in == 2) {
+          const T *s0 = rows_in[0], *s1 = rows_in[1];
+          const A w0 = w[0], w1 = w[1];
+          for (int64_t c = 0; c < oc; ++c) {
+            const int64_t k0 = ki[2 * c], k1 = ki[2 * c + 1];
+            const A a0 = kw[2 * c], a1 = kw[2 * c + 1];
+            out[c] = static_cast<T>(w0 * (a0 * static_cast<A>(s0[k0]) + a1 * static_cast<A>(s0[k1])) +
+                                    w1 * (a0 * static_cast<A>(s1[k0]) + a1 * static_cast<A>(s1[k1])));
+          }
+        } else {
+          for (int64_t c = 0; c < oc; ++c) {
+            const int64_t k0 = ki[2 * c], k1 = ki[2 * c + 1];
+            const A a0 = kw[2 * c], a1 = kw[2 * c + 1];
+            A v = 0;
+            for (int64_t j = 0; j < n_in; ++j) {
+              const T* sj = rows_in[static_cast<size_t>(j)];
+              v += w[static_cast<size_t>(j)] * (a0 * static_cast<A>(sj[k0]) + a1 * static_cast<A>(sj[k1]));
+            }
+            out[c] = static_cast<T>(v);
+          }
+        }
+        continue;
+      }
       std::fill(acc.begin(), acc.end(), A(0));
       for (int64_t ea = ta.offset[static_cast<size_t>(a)]; ea < ta.offset[static_cast<size_t>(a) + 1]; ++ea) {
         for (int64_t eb = tb.offset[static_cast<size_t>(b)]; eb < tb.offset[static_cast<size_t>(b) + 1]; ++eb) {
           const A w = ta.weight[static_cast<size_t>(ea)] * tb.weight[static_cast<size_t>(eb)];
           const T* s = plane + (ta.index[static_cast<size_t>(ea)] * in[1] + tb.index[static_cast<size_t>(eb)]) * in[2];
-          const int64_t* ki = tc.index.data();
-          const A* kw = tc.weight.data();
-          if (tc.uniform == 2) {  // linear forward
-            for (int64_t c = 0; c < oc; ++c) {
-              acc[static_cast<size_t>(c)] += w * (kw[2 * c] * static_cast<A>(s[ki[2 * c]]) +
-                                                  kw[2 * c + 1] * static_cast<A>(s[ki[2 * c + 1]]));
-            }
-          } else {
-            const int64_t* off = tc.offset.data();
-            for (int64_t c = 0; c < oc; ++c) {
-              A sum = 0;
-              for (int64_t e = off[c]; e < off[c + 1]; ++e) sum += kw[e] * static_cast<A>(s[ki[e]]);
-              acc[static_cast<size_t>(c)] += w * sum;
-            }
+          const int64_t* off = tc.offset.data();
+          for (int64_t c = 0; c < oc; ++c) {
+            A sum = 0;
+            for (int64_t e = off[c]; e < off[c + 1]; ++e) sum += kw[e] * static_cast<A>(s[ki[e]]);
+            acc[static_cast<size_t>(c)] += w * sum;
           }
         }
       }
