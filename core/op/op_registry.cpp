@@ -41,6 +41,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterExtraReduceOps(*r);
     RegisterScanOps(*r);
     RegisterConvolutionOps(*r);
+    RegisterResampleOps(*r);
     return r;
   }();
   return *registry;

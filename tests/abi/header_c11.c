@@ -60,6 +60,13 @@ _Static_assert(offsetof(of_conv_transpose1d_options_t, output_padding) == 24, "c
 _Static_assert(offsetof(of_conv_transpose1d_options_t, dilation) == 32, "conv_transpose1d options layout");
 _Static_assert(offsetof(of_conv_transpose1d_options_t, groups) == 40, "conv_transpose1d options layout");
 _Static_assert(sizeof(of_conv_transpose1d_options_t) == 48, "conv_transpose1d options size");
+_Static_assert(offsetof(of_pad_options_t, mode) == 8, "pad options layout");
+_Static_assert(offsetof(of_pad_options_t, value) == 16, "pad options layout");
+_Static_assert(sizeof(of_pad_options_t) == 24, "pad options size");
+_Static_assert(offsetof(of_interpolate_options_t, mode) == 8, "interpolate options layout");
+_Static_assert(offsetof(of_interpolate_options_t, align_corners) == 12, "interpolate options layout");
+_Static_assert(offsetof(of_interpolate_options_t, scale_factor) == 16, "interpolate options layout");
+_Static_assert(sizeof(of_interpolate_options_t) == 40, "interpolate options size");
 
 _Static_assert(offsetof(of_loss_options_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_loss_options_t, reduction) == 8, "loss options layout");

@@ -1109,6 +1109,83 @@ OF_API of_status_t* of_conv_transpose1d(of_session_t* session, const of_tensor_t
                                         OF_NULLABLE const of_conv_transpose1d_options_t* options,
                                         of_tensor_t** out_tensor);
 
+/* ---- resampling (pad, interpolate, pixel_shuffle, pixel_unshuffle) ---- */
+
+/* How of_pad fills the border. Append only. */
+typedef int32_t of_pad_mode_t;
+enum of_pad_modes {
+  OF_PAD_CONSTANT = 0,  /* options->value */
+  OF_PAD_REFLECT = 1,   /* x mirrored at its edge, the edge not repeated: (1 2 3) padded by 2 is (3 2 1 2 3 2 1) */
+  OF_PAD_REPLICATE = 2, /* the edge element repeated: (1 1 1 2 3 3 3) */
+  OF_PAD_CIRCULAR = 3   /* x wrapped around: (2 3 1 2 3 1 2) */
+};
+/* Options of of_pad. */
+typedef struct of_pad_options_t {
+  size_t struct_size; /* sizeof(of_pad_options_t), set by of_pad_options_init */
+  of_pad_mode_t mode; /* OF_PAD_*; default OF_PAD_CONSTANT */
+  double value;       /* the fill of OF_PAD_CONSTANT, representable in x's dtype (as for of_full_like);
+                         must be 0 for the other modes; default 0 */
+} of_pad_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_pad_options_init(of_pad_options_t* options);
+/* Pads x as PyTorch's F.pad: `pads` pairs up from the last dim backwards, (left, right) of the last
+ * dim, then (top, bottom) of the one before, and so on; npads is even and at most 2 * ndim (0: a copy
+ * of x). Each padded dim grows by its two pads. OF_PAD_CONSTANT takes any pads: negative ones crop
+ * (the result's sizes must stay >= 0). The other modes need pads >= 0, and per padded dim of size n:
+ * REFLECT each pad < n, REPLICATE n >= 1, CIRCULAR each pad <= n. Unlike PyTorch, which limits them
+ * to the last 1-3 dims of a 2-5-D input, every mode pads any trailing dims of any rank. Any dtype
+ * (elements are copied, never converted). Differentiable: the gradient of CONSTANT is the gradient's
+ * crop; the others sum the gradient of every padded cell into the cell it copies. options may be NULL
+ * for the defaults (constant padding with 0). This takes the mode and value in an options struct where
+ * F.pad takes keyword arguments. */
+OF_API of_status_t* of_pad(of_session_t* session, const of_tensor_t* x, const int64_t* pads, size_t npads,
+                           OF_NULLABLE const of_pad_options_t* options, of_tensor_t** out_tensor);
+
+/* How of_interpolate computes each output. Append only. */
+typedef int32_t of_interpolate_mode_t;
+enum of_interpolate_modes {
+  OF_INTERPOLATE_NEAREST = 0,       /* PyTorch's 'nearest': input floor(dst * scale) */
+  OF_INTERPOLATE_NEAREST_EXACT = 1, /* 'nearest-exact': input floor((dst + 0.5) * scale) */
+  OF_INTERPOLATE_LINEAR = 2,        /* 'linear', 'bilinear' or 'trilinear' by the spatial rank */
+  OF_INTERPOLATE_BICUBIC = 3        /* 'bicubic': PyTorch's cubic convolution (A = -0.75) over 4 inputs
+                                       per spatial dim, clamped to the edge; also for 1 and 3 spatial
+                                       dims (the same separable filter), which PyTorch does not take */
+};
+/* Options of of_interpolate. */
+typedef struct of_interpolate_options_t {
+  size_t struct_size;         /* sizeof(of_interpolate_options_t), set by of_interpolate_options_init */
+  of_interpolate_mode_t mode; /* OF_INTERPOLATE_*; default OF_INTERPOLATE_NEAREST */
+  of_bool_t align_corners;    /* LINEAR and BICUBIC only (as PyTorch): 1 maps the corner pixels'
+                                 centres onto each other, scale (in - 1) / (out - 1); default 0 */
+  double scale_factor[3];     /* per spatial dim (the first nsize entries; the rest must be 0), finite
+                                 and >= 0: the coordinate mapping's scale is 1 / scale_factor, as
+                                 F.interpolate(scale_factor=s, recompute_scale_factor=False); 0
+                                 (default) = in / out. align_corners ignores it */
+} of_interpolate_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_interpolate_options_init(of_interpolate_options_t* options);
+/* Resamples x (N, C, spatial...) with 1-3 spatial dims, each of size >= 1, to (N, C, size...) as
+ * PyTorch's F.interpolate: nsize is the number of spatial dims and size[k] the output's size k (>= 1),
+ * or 0 to take floor(in * scale_factor[k]) (which must then be > 0 and give >= 1). With both given,
+ * size is the output's and scale_factor maps coordinates (aten's upsample_*(x, size, scales)). The
+ * nearest modes compute the scale in float32, as PyTorch; LINEAR interpolates between the two nearest
+ * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), BICUBIC over four
+ * (its results may overshoot the inputs' range), in float32 for float32 x and float64 for float64 x. x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED,
+ * other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
+ * the inputs it read, with their weights. options may be NULL for the defaults (nearest). */
+OF_API of_status_t* of_interpolate(of_session_t* session, const of_tensor_t* x, const int64_t* size, size_t nsize,
+                                   OF_NULLABLE const of_interpolate_options_t* options, of_tensor_t** out_tensor);
+/* Pixel shuffle: x (..., C * r * r, H, W) -> (..., C, H * r, W * r) with r = upscale_factor (>= 1),
+ * out[..., c, h * r + i, w * r + j] = x[..., c * r * r + i * r + j, h, w], as PyTorch's
+ * F.pixel_shuffle; x has at least 3 dims and its channels are divisible by r * r. of_pixel_unshuffle
+ * is the inverse, (..., C, H * r, W * r) -> (..., C * r * r, H, W) with r = downscale_factor, H * r
+ * and W * r divisible by r. Any dtype (elements are copied). Differentiable: each is the other's
+ * gradient. */
+OF_API of_status_t* of_pixel_shuffle(of_session_t* session, const of_tensor_t* x, int64_t upscale_factor,
+                                     of_tensor_t** out_tensor);
+OF_API of_status_t* of_pixel_unshuffle(of_session_t* session, const of_tensor_t* x, int64_t downscale_factor,
+                                       of_tensor_t** out_tensor);
+
 /* The op registry, for bindings and tools: the number of registered ops, and the name of op `index`
  * in [0, count) in name order ("add", "conv2d", ... including backward-helper ops). *out_name is a
  * static NUL-terminated string, borrowed for the life of the process. OUT_OF_RANGE for an index past
