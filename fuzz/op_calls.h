@@ -211,6 +211,7 @@ inline void PickConvOptions(Bytes& in, of_conv2d_options_t* o) {
     o->stride[i] = (in.rare() ? in.size() : 1 + in.pick(3));
     o->padding[i] = (in.rare() ? in.size() : in.pick(3));
     o->dilation[i] = (in.rare() ? in.size() : 1 + in.pick(2));
+    o->padding_end[i] = in.flag() ? -1 : (in.rare() ? in.size() : in.pick(3));
   }
   o->groups = in.rare() ? in.size() : 1 + in.pick(2);
   o->struct_size = in.struct_size(sizeof *o);
@@ -222,6 +223,7 @@ inline void PickPoolOptions(Bytes& in, of_pool2d_options_t* o) {
     o->stride[i] = (in.rare() ? in.size() : in.pick(3));
     o->padding[i] = (in.rare() ? in.size() : in.pick(2));
     o->dilation[i] = (in.rare() ? in.size() : 1 + in.pick(2));
+    o->padding_end[i] = in.flag() ? -1 : (in.rare() ? in.size() : in.pick(2));
   }
   o->ceil_mode = in.flag_arg();
   o->count_include_pad = in.flag_arg();
@@ -266,7 +268,7 @@ inline Prepared PrepareOp(OpContext& c) {
   Bytes& in = c.in;
   of_session_t* s = in.rare(128) ? nullptr : c.session;  // misuse: no session
   Prepared p;
-  const uint32_t kind = in.pick(56);
+  const uint32_t kind = in.pick(60);
   const of_tensor_t* x = c.pool.pick();
   const std::vector<int64_t> xd = DimsOf(x);
   switch (kind) {
@@ -843,6 +845,152 @@ inline Prepared PrepareOp(OpContext& c) {
         }
         return st;
       };
+      break;
+    }
+    case 53: {  // conv_transpose2d, conv1d, conv_transpose1d with consistent operands most of the time
+      const uint32_t which = in.pick(3);
+      const int64_t stride = in.rare() ? in.size() : 1 + in.pick(3), padding = in.rare() ? in.size() : in.pick(3);
+      const int64_t out_padding = in.rare() ? in.size() : in.pick(2), dilation = in.rare() ? in.size() : 1 + in.pick(2);
+      const int64_t groups = in.rare() ? in.size() : 1 + in.pick(2);
+      const int64_t g = groups >= 1 && groups <= 2 ? groups : 1;
+      const bool two_d = which == 0;
+      const of_tensor_t* w = c.pool.pick();
+      const of_tensor_t* b = in.flag() ? nullptr : c.pool.pick();
+      if (in.pick(4) != 0) {
+        const of_dtype_t* dt = in.rare(8) ? PickFloatDType(in) : of_dtype_float32();
+        const int64_t n = in.pick(3), ci = g * (1 + in.pick(2)), co = g * (1 + in.pick(2)), k = 1 + in.pick(3);
+        std::vector<int64_t> x_dims = {n, ci, in.pick(6)}, w_dims = {which == 2 ? ci : co, (which == 2 ? co : ci) / g, k};
+        if (two_d) {
+          x_dims.push_back(in.pick(6));
+          w_dims = {ci, co / g, k, 1 + in.pick(3)};
+        }
+        x = Fresh(c, dt, x_dims);
+        w = Fresh(c, in.rare(8) ? of_dtype_float64() : dt, w_dims);
+        b = in.flag() ? nullptr : Fresh(c, dt, {in.rare(8) ? co + 1 : co});
+      }
+      const bool null_options = in.rare(8);
+      p.name = which == 0 ? "of_conv_transpose2d" : which == 1 ? "of_conv1d" : "of_conv_transpose1d";
+      p.inputs = {x, w, b};
+      const size_t struct_size = in.struct_size(which == 0   ? sizeof(of_conv_transpose2d_options_t)
+                                                : which == 1 ? sizeof(of_conv1d_options_t)
+                                                             : sizeof(of_conv_transpose1d_options_t));
+      p.call = [=](of_tensor_t** out) {
+        if (which == 0) {
+          of_conv_transpose2d_options_t o;
+          of_conv_transpose2d_options_init(&o);
+          o.stride[0] = o.stride[1] = stride;
+          o.padding[0] = padding;
+          o.output_padding[1] = out_padding;
+          o.dilation[0] = dilation;
+          o.groups = groups;
+          o.struct_size = struct_size;
+          return of_conv_transpose2d(s, x, w, b, null_options ? nullptr : &o, out);
+        }
+        if (which == 1) {
+          of_conv1d_options_t o;
+          of_conv1d_options_init(&o);
+          o.stride = stride;
+          o.padding = padding;
+          o.dilation = dilation;
+          o.groups = groups;
+          o.struct_size = struct_size;
+          return of_conv1d(s, x, w, b, null_options ? nullptr : &o, out);
+        }
+        of_conv_transpose1d_options_t o;
+        of_conv_transpose1d_options_init(&o);
+        o.stride = stride;
+        o.padding = padding;
+        o.output_padding = out_padding;
+        o.dilation = dilation;
+        o.groups = groups;
+        o.struct_size = struct_size;
+        return of_conv_transpose1d(s, x, w, b, null_options ? nullptr : &o, out);
+      };
+      break;
+    }
+    case 54: {  // max_pool2d_with_indices (two results), max_unpool2d of int64 indices mostly in range
+      if (x == nullptr || xd.size() != 4 || in.flag()) {
+        x = Fresh(c, in.rare(8) ? PickDType(in) : of_dtype_float32(), {in.pick(3), 1 + in.pick(2), in.pick(7), in.pick(7)});
+      }
+      of_pool2d_options_t o;
+      PickPoolOptions(in, &o);
+      if (in.flag()) {
+        const bool null_second = in.rare(16);
+        p.name = "of_max_pool2d_with_indices";
+        p.inputs = {x};
+        p.must_fail = null_second;
+        p.call = [=](of_tensor_t** out) {
+          of_tensor_t* second = TensorSentinel();
+          of_status_t* st = of_max_pool2d_with_indices(s, x, &o, out, null_second ? nullptr : &second);
+          if (st != nullptr && second != TensorSentinel()) Finding("failed of_max_pool2d_with_indices wrote out_indices");
+          if (st == nullptr) {
+            Inspect(second);
+            of_tensor_release(second);
+          }
+          return st;
+        };
+        break;
+      }
+      const std::vector<int64_t> dims = DimsOf(x);
+      std::vector<int64_t> output_size;
+      const uint32_t n_size = in.pick(3) * 2;  // 0, 2 or 4 values
+      for (uint32_t i = 0; i < n_size; ++i) output_size.push_back(in.rare() ? in.size() : 1 + in.pick(12));
+      const int64_t plane = dims.size() == 4 ? Concrete(dims[2]) * Concrete(dims[3]) * 4 + 1 : 1;
+      const of_tensor_t* indices = in.rare(8) ? c.pool.pick() : SmallIndices(c, dims, std::min<int64_t>(plane, 64));
+      p.name = "of_max_unpool2d";
+      p.inputs = {x, indices};
+      p.call = [=](of_tensor_t** out) {
+        return of_max_unpool2d(s, x, indices, &o, output_size.data(), output_size.size(), out);
+      };
+      break;
+    }
+    case 55: {  // pad in every mode, pixel_shuffle, pixel_unshuffle
+      const uint32_t which = in.pick(4);
+      if (which >= 2) {
+        const int64_t r = in.rare() ? in.size() : 1 + in.pick(3);
+        if (x == nullptr || in.flag()) {
+          const int64_t rr = r >= 1 && r <= 3 ? r * r : 1;
+          x = Fresh(c, PickDType(in), {in.pick(2), (which == 2 ? rr : 1) * (1 + in.pick(2)), r >= 1 && r <= 3 ? r * in.pick(3) : 2, 2 * in.pick(3)});
+        }
+        p.name = which == 2 ? "of_pixel_shuffle" : "of_pixel_unshuffle";
+        p.inputs = {x};
+        p.call = [=](of_tensor_t** out) { return (which == 2 ? of_pixel_shuffle : of_pixel_unshuffle)(s, x, r, out); };
+        break;
+      }
+      std::vector<int64_t> pads(in.pick(4) * 2);
+      for (int64_t& v : pads) v = in.rare() ? in.size() : static_cast<int64_t>(in.pick(5)) - 1;
+      of_pad_options_t o;
+      of_pad_options_init(&o);
+      const uint8_t mode = in.u8();
+      o.mode = mode < 250 ? mode % 4 : static_cast<of_pad_mode_t>(mode);
+      o.value = o.mode == OF_PAD_CONSTANT && in.flag() ? in.scalar() : 0.0;
+      o.struct_size = in.struct_size(sizeof o);
+      const bool null_options = in.rare(8);
+      p.name = "of_pad";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_pad(s, x, pads.data(), pads.size(), null_options ? nullptr : &o, out); };
+      break;
+    }
+    case 56: {  // interpolate over 1-3 spatial dims in every mode
+      const size_t spatial = 1 + in.pick(3);
+      if (x == nullptr || xd.size() != spatial + 2 || in.flag()) {
+        std::vector<int64_t> dims = {in.pick(2), 1 + in.pick(2)};
+        for (size_t i = 0; i < spatial; ++i) dims.push_back(in.rare(8) ? 0 : 1 + in.pick(5));
+        x = Fresh(c, in.rare(8) ? PickDType(in) : of_dtype_float32(), dims);
+      }
+      std::vector<int64_t> size(in.rare(8) ? in.pick(5) : spatial);
+      for (int64_t& v : size) v = in.rare() ? in.size() : in.pick(8);
+      of_interpolate_options_t o;
+      of_interpolate_options_init(&o);
+      const uint8_t mode = in.u8();
+      o.mode = mode < 250 ? mode % 4 : static_cast<of_interpolate_mode_t>(mode);
+      o.align_corners = in.flag_arg();
+      for (double& f : o.scale_factor) f = in.flag() ? 0.0 : (in.rare() ? in.scalar() : in.pick(9) / 4.0);
+      o.struct_size = in.struct_size(sizeof o);
+      const bool null_options = in.rare(8);
+      p.name = "of_interpolate";
+      p.inputs = {x};
+      p.call = [=](of_tensor_t** out) { return of_interpolate(s, x, size.data(), size.size(), null_options ? nullptr : &o, out); };
       break;
     }
     default: {  // misuse: a NULL out parameter; or the op registry
