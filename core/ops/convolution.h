@@ -1,4 +1,4 @@
-// Transposed and 1-D convolution (conv2d itself is in ops.h). Conventions as in ops.h; PyTorch's
+// 3-D, transposed and 1-D convolution (conv2d itself is in ops.h). Conventions as in ops.h; PyTorch's
 // semantics and weight layouts.
 //
 // conv_transpose2d is the adjoint of conv2d: its forward runs conv2d's backward-data kernels, its input
@@ -13,6 +13,18 @@
 #include "core/tensor/tensor.h"
 
 namespace oneflow::ops {
+
+struct Conv3dOptions {
+  std::vector<int64_t> stride = {1, 1, 1};    // (D, H, W), each >= 1
+  std::vector<int64_t> padding = {0, 0, 0};   // zeros on both sides of (D, H, W), each >= 0
+  std::vector<int64_t> dilation = {1, 1, 1};  // each >= 1
+  int64_t groups = 1;
+};
+// x (N, C, D, H, W), weight (O, C / groups, kD, kH, kW), bias (O) or null, all float32 or all float64; the
+// result is (N, O, D', H', W') with D' = (D + 2 * padding[0] - dilation[0] * (kD - 1) - 1) / stride[0] + 1
+// (rounded down; H', W' alike), each >= 1. Registry op conv3d, differentiable in x, weight and bias
+// (conv3d_backward_data, conv3d_backward_weight); conv2d's kernels at depth.
+TensorPtr Conv3d(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias, const Conv3dOptions& options = {});
 
 struct ConvTranspose2dOptions {
   std::vector<int64_t> stride = {1, 1};

@@ -60,6 +60,11 @@ _Static_assert(offsetof(of_conv_transpose1d_options_t, output_padding) == 24, "c
 _Static_assert(offsetof(of_conv_transpose1d_options_t, dilation) == 32, "conv_transpose1d options layout");
 _Static_assert(offsetof(of_conv_transpose1d_options_t, groups) == 40, "conv_transpose1d options layout");
 _Static_assert(sizeof(of_conv_transpose1d_options_t) == 48, "conv_transpose1d options size");
+_Static_assert(offsetof(of_conv3d_options_t, stride) == 8, "conv3d options layout");
+_Static_assert(offsetof(of_conv3d_options_t, padding) == 32, "conv3d options layout");
+_Static_assert(offsetof(of_conv3d_options_t, dilation) == 56, "conv3d options layout");
+_Static_assert(offsetof(of_conv3d_options_t, groups) == 80, "conv3d options layout");
+_Static_assert(sizeof(of_conv3d_options_t) == 88, "conv3d options size");
 _Static_assert(offsetof(of_pad_options_t, mode) == 8, "pad options layout");
 _Static_assert(offsetof(of_pad_options_t, value) == 16, "pad options layout");
 _Static_assert(sizeof(of_pad_options_t) == 24, "pad options size");

@@ -1,4 +1,4 @@
-// conv_transpose2d and the 1-D composites conv1d and conv_transpose1d (core/ops/convolution.h) against
+// conv3d, conv_transpose2d and the 1-D composites conv1d and conv_transpose1d (core/ops/convolution.h) against
 // float64 reference loops written here; gradients by finite differences; lazy graphs with an unknown
 // length run at two lengths equal to eager.
 #include "core/graph/graph.h"
@@ -474,6 +474,266 @@ TEST(Conv1d, LazyGraphWithUnknownLengthEqualsEager) {
     const std::vector<double> after2 = ToDoubles(w2), g2 = ToDoubles(e2->grad());
     for (size_t i = 0; i < after1.size(); ++i) EXPECT_NEAR(before1[i] - after1[i], g1[i], 1e-9) << i;
     for (size_t i = 0; i < after2.size(); ++i) EXPECT_NEAR(before2[i] - after2[i], g2[i], 1e-9) << i;
+  }
+}
+
+
+// ---- conv3d ---------------------------------------------------------------------------------------
+
+struct Case3d {
+  Shape x;
+  int64_t out;
+  std::vector<int64_t> k, stride, padding, dilation;
+  int64_t groups;
+  bool bias;
+
+  int64_t c() const { return x[1].value(); }
+  int64_t in(int a) const { return x[2 + a].value(); }
+  int64_t len(int a) const { return (in(a) + 2 * padding[a] - dilation[a] * (k[a] - 1) - 1) / stride[a] + 1; }
+  Shape weight_shape() const { return {out, c() / groups, k[0], k[1], k[2]}; }
+  Shape y_shape() const { return {x[0].value(), out, len(0), len(1), len(2)}; }
+  ops::Conv3dOptions options() const { return {stride, padding, dilation, groups}; }
+  Attrs attrs() const {
+    return {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}};
+  }
+  std::string name() const {
+    return fmt::format("x {} out {} k [{}] stride [{}] padding [{}] dilation [{}] groups {} bias {}", x, out,
+                       fmt::join(k, ","), fmt::join(stride, ","), fmt::join(padding, ","), fmt::join(dilation, ","),
+                       groups, bias);
+  }
+  // Calls f(y index, x index, weight index) for every product term of the convolution.
+  template <typename F>
+  void ForEachTerm(F&& f) const {
+    const Shape ys = y_shape(), ws = weight_shape();
+    const int64_t cg = c() / groups, og = out / groups;
+    for (int64_t i = 0; i < ys.numel(); ++i) {
+      const std::vector<int64_t> yi = Unravel(i, ys);
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t kz = 0; kz < k[0]; ++kz)
+          for (int64_t ky = 0; ky < k[1]; ++ky)
+            for (int64_t kx = 0; kx < k[2]; ++kx) {
+              const int64_t taps[3] = {kz, ky, kx};
+              std::vector<int64_t> xi = {yi[0], yi[1] / og * cg + ci, 0, 0, 0};
+              bool inside = true;
+              for (int a = 0; a < 3; ++a) {
+                xi[2 + a] = yi[2 + a] * stride[a] - padding[a] + taps[a] * dilation[a];
+                inside &= xi[2 + a] >= 0 && xi[2 + a] < in(a);
+              }
+              if (inside) f(At(yi, ys), At(xi, x), At({yi[1], ci, kz, ky, kx}, ws));
+            }
+    }
+  }
+};
+
+std::vector<double> RefConv3d(const Case3d& k, const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {
+  const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w);
+  std::vector<double> y = BiasRows(k.y_shape(), bias);
+  k.ForEachTerm([&](size_t yi, size_t xi, size_t wi) { y[yi] += xv[xi] * wv[wi]; });
+  return y;
+}
+
+const std::vector<Case3d> kConv3dCases = {
+    {{1, 2, 4, 5, 5}, 3, {2, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true},
+    {{2, 4, 5, 4, 6}, 6, {3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, 2, true},
+    {{1, 3, 3, 4, 4}, 3, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, 3, false},  // depthwise
+    {{2, 2, 6, 3, 3}, 2, {3, 1, 1}, {2, 1, 1}, {2, 0, 0}, {2, 1, 1}, 1, true},   // depth only
+    {{2, 8, 4, 6, 6}, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, true},  // a video-net block
+};
+
+// Empty operands and a depth stride beyond oneDNN's int32 descriptors (the loops run there).
+const std::vector<Case3d> kConv3dEdgeCases = {
+    {{0, 2, 3, 3, 3}, 2, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true},  // N = 0
+    {{1, 0, 3, 3, 3}, 2, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true},  // no input channels: the bias
+    {{1, 3, 3, 3, 3}, 0, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true},  // no output channels
+    {{1, 2, 2, 3, 3}, 2, {1, 2, 2}, {int64_t{1} << 40, 1, 1}, {0, 1, 0}, {1, 1, 1}, 1, true},
+};
+
+void CheckConv3dForward(const Case3d& k, Symbol<DType> dt) {
+  SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+  const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
+  const TensorPtr b = k.bias ? RandomTensor(dt, {k.out}) : TensorPtr();
+  const std::vector<double> want = RefConv3d(k, x, w, b);
+  ExpectTensorNear(ops::Conv3d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
+  ExpectTensorNear(ops::Conv3d(NonContiguous(x), NonContiguous(w), b ? NonContiguous(b) : b, k.options()), dt,
+                   k.y_shape(), want, Tol(dt), Tol(dt));
+  {
+    NoGradGuard no_grad;  // oneDNN's inference primitives
+    ExpectTensorNear(ops::Conv3d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
+  }
+  MarkCovered("conv3d", dt);
+}
+
+void CheckConv3dBackward(const Case3d& k, Symbol<DType> dt) {
+  const OpDef& bwd_data = OpRegistry::Global().Get("conv3d_backward_data");
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv3d_backward_weight");
+  SCOPED_TRACE(fmt::format("{} {}", dt->name(), k.name()));
+  const TensorPtr x = RandomTensor(dt, k.x), w = RandomTensor(dt, k.weight_shape());
+  const TensorPtr dy = RandomTensor(dt, k.y_shape());
+  const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w), dyv = ToDoubles(dy);
+  const Shape ws = k.weight_shape(), ys = k.y_shape();
+  std::vector<double> dx(static_cast<size_t>(k.x.numel()), 0.0), dw(static_cast<size_t>(ws.numel()), 0.0);
+  std::vector<double> db(static_cast<size_t>(k.out), 0.0);
+  k.ForEachTerm([&](size_t yi, size_t xi, size_t wi) {
+    dx[xi] += dyv[yi] * wv[wi];
+    dw[wi] += dyv[yi] * xv[xi];
+  });
+  for (int64_t i = 0; i < ys.numel(); ++i) db[static_cast<size_t>(Unravel(i, ys)[1])] += dyv[static_cast<size_t>(i)];
+  ExpectTensorNear(Apply1(bwd_data, {dy, w, x}, k.attrs()), dt, k.x, dx, Tol(dt), Tol(dt));
+  ExpectTensorNear(Apply1(bwd_data, {NonContiguous(dy), NonContiguous(w), NonContiguous(x)}, k.attrs()), dt, k.x,
+                   dx, Tol(dt), Tol(dt));
+  std::vector<TensorPtr> r = Apply(bwd_weight, {x, dy, w}, k.attrs());
+  ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+  ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
+  r = Apply(bwd_weight, {NonContiguous(x), NonContiguous(dy), NonContiguous(w)}, k.attrs());
+  ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+  ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
+  MarkCovered("conv3d_backward_data", dt);
+  MarkCovered("conv3d_backward_weight", dt);
+}
+
+TEST(Conv3d, MatchesReferenceLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Case3d& k : kConv3dCases) CheckConv3dForward(k, dt);
+  }
+}
+
+TEST(Conv3d, EmptyOperandsAndHugeAttributesMatchReferenceLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Case3d& k : kConv3dEdgeCases) CheckConv3dForward(k, dt);
+  }
+}
+
+TEST(Conv3d, BackwardOpsMatchReferenceLoops) {
+  for (Symbol<DType> dt : kDTypes) {
+    for (const Case3d& k : kConv3dCases) CheckConv3dBackward(k, dt);
+    for (const Case3d& k : kConv3dEdgeCases) CheckConv3dBackward(k, dt);
+  }
+}
+
+TEST(Conv3d, Gradients) {
+  const std::vector<Case3d> cases = {
+      {{1, 2, 3, 3, 4}, 2, {2, 2, 3}, {1, 1, 1}, {0, 1, 0}, {1, 1, 1}, 1, true},
+      {{2, 4, 4, 3, 3}, 4, {3, 2, 2}, {2, 1, 2}, {1, 1, 0}, {1, 1, 1}, 2, true},
+      {{1, 2, 5, 3, 3}, 2, {2, 1, 2}, {1, 2, 1}, {1, 0, 1}, {2, 1, 1}, 1, false},
+  };
+  for (const Case3d& k : cases) {
+    SCOPED_TRACE(k.name());
+    std::vector<TensorPtr> in = {Leaf(k.x), Leaf(k.weight_shape())};
+    if (k.bias) in.push_back(Leaf({k.out}));
+    ExpectGradientsMatch(
+        [&](const std::vector<TensorPtr>& t) {
+          return ops::Conv3d(t[0], t[1], t.size() > 2 ? t[2] : TensorPtr(), k.options());
+        },
+        in);
+  }
+}
+
+// float32 gradients (oneDNN's 3-D backward primitives) equal the float64 ones at float32 tolerance.
+TEST(Conv3d, Float32GradientsMatchFloat64) {
+  const Case3d k{{2, 4, 5, 5, 4}, 6, {3, 3, 2}, {2, 1, 1}, {1, 1, 0}, {1, 1, 2}, 2, true};
+  auto grads = [&](Symbol<DType> dt, const std::vector<TensorPtr>& values, const TensorPtr& seed) {
+    std::vector<TensorPtr> in;
+    for (const TensorPtr& v : values) {
+      in.push_back(FromDoubles(dt, v->shape(), ToDoubles(v)));
+      in.back()->set_requires_grad(true);
+    }
+    const TensorPtr y = ops::Conv3d(in[0], in[1], in[2], k.options());
+    Backward({ops::Sum(ops::Mul(y, FromDoubles(dt, seed->shape(), ToDoubles(seed))))}, {nullptr});
+    std::vector<std::vector<double>> g;
+    for (const TensorPtr& t : in) g.push_back(ToDoubles(t->grad()));
+    return g;
+  };
+  const std::vector<TensorPtr> values = {RandomTensor(DType::Float64(), k.x),
+                                         RandomTensor(DType::Float64(), k.weight_shape()),
+                                         RandomTensor(DType::Float64(), {k.out})};
+  const TensorPtr seed = RandomTensor(DType::Float64(), k.y_shape());
+  const auto g32 = grads(DType::Float32(), values, seed), g64 = grads(DType::Float64(), values, seed);
+  for (size_t i = 0; i < values.size(); ++i) {
+    ExpectTensorNear(FromDoubles(DType::Float64(), values[i]->shape(), g32[i]), DType::Float64(), values[i]->shape(),
+                     g64[i], 1e-4, 1e-4);
+  }
+}
+
+TEST(Conv3d, Errors) {
+  const Symbol<DType> f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {2, 4, 5, 5, 5}), w = RandomTensor(f32, {6, 4, 3, 3, 3});
+  using Opts = ops::Conv3dOptions;
+  auto call = [&](const TensorPtr& xx, const TensorPtr& ww, const TensorPtr& b, const Opts& o) {
+    return [=] { ops::Conv3d(xx, ww, b, o); };
+  };
+  ExpectError(call(RandomTensor(f32, {4, 5, 5, 5}), w, nullptr, {}),
+              {"conv3d: ", "x must be 5-D (N, C, D, H, W)", "(4, 5, 5, 5)"});
+  ExpectError(call(x, RandomTensor(f32, {6, 4, 3, 3}), nullptr, {}),
+              {"conv3d: ", "weight must be 5-D", "kD, kH, kW", "(6, 4, 3, 3)"});
+  ExpectError(call(x, RandomTensor(f32, {6, 3, 3, 3, 3}), nullptr, {}),
+              {"conv3d: ", "x (2, 4, 5, 5, 5) has 4 channels", "weight.shape[1] * groups = 3 * 1 = 3"});
+  ExpectError(call(x, RandomTensor(f32, {6, 1, 3, 3, 3}), nullptr, {.groups = 4}),
+              {"conv3d: ", "groups=4", "does not divide", "6 output channels"});
+  ExpectError(call(x, w, nullptr, {.groups = 0}), {"conv3d: ", "groups must be >= 1"});
+  ExpectError(call(x, w, nullptr, {.stride = {1, 0, 1}}), {"conv3d: ", "stride must be three values >= 1", "[1, 0, 1]"});
+  ExpectError(call(x, w, nullptr, {.stride = {1, 1}}), {"conv3d: ", "stride must be three values", "[1, 1]"});
+  ExpectError(call(x, w, nullptr, {.padding = {-1, 0, 0}}), {"conv3d: ", "padding", "[-1, 0, 0]"});
+  ExpectError(call(x, w, nullptr, {.dilation = {1, 1, 0}}), {"conv3d: ", "dilation", "[1, 1, 0]"});
+  ExpectError(call(x, RandomTensor(f32, {6, 4, 3, 0, 3}), nullptr, {}),
+              {"conv3d: ", "weight (6, 4, 3, 0, 3)", "empty kernel (kD, kH, kW)", ">= 1"});
+  ExpectError(call(RandomTensor(f32, {1, 4, 2, 5, 5}), w, nullptr, {}),
+              {"conv3d: ", "output size would be (0, 3, 3)", "x (1, 4, 2, 5, 5)", "kernel (3, 3, 3)"});
+  ExpectError(call(x, w, nullptr, {.dilation = {INT64_MAX, 1, 1}}),
+              {"conv3d: ", "dilation[0]", "overflows int64", "kD = 3"});
+  ExpectError(call(x, w, nullptr, {.padding = {0, 0, INT64_MAX}}),
+              {"conv3d: ", "padding[2]", "(W + 2 * padding) overflows int64"});
+  ExpectError(call(x, w, RandomTensor(f32, {5}), {}), {"conv3d: ", "bias must be 1-D", "out_channels = 6", "(5,)"});
+  ExpectError(call(x, w, RandomTensor(DType::Float64(), {6}), {}), {"conv3d: ", "bias is float64", "x is float32"});
+  ExpectError(call(x, RandomTensor(DType::Float64(), {6, 4, 3, 3, 3}), nullptr, {}),
+              {"conv3d: ", "weight is float64", "x is float32"});
+  ExpectError(call(RandomTensor(DType::Bool(), {1, 1, 2, 2, 2}), RandomTensor(DType::Bool(), {1, 1, 1, 1, 1}), nullptr,
+                   {}),
+              {"conv3d: ", "x is bool"});
+  ExpectError(call(RandomTensor(DType::Int64(), {1, 1, 2, 2, 2}), RandomTensor(DType::Int64(), {1, 1, 1, 1, 1}),
+                   nullptr, {}),
+              StatusCode::kUnimplemented, {"conv3d: ", "no kernel", "int64"});
+  // The backward ops check grad_y against the forward output.
+  ExpectError([&] {
+    Apply1(OpRegistry::Global().Get("conv3d_backward_data"), {RandomTensor(f32, {2, 6, 3, 3, 2}), w, x},
+           Case3d{{2, 4, 5, 5, 5}, 6, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, false}.attrs());
+  },
+              {"conv3d_backward_data: ", "grad_y (2, 6, 3, 3, 2) does not match the conv3d output (2, 6, 3, 3, 3)"});
+}
+
+// A lazy graph traced with an unknown N, forward and backward (observed through SGD with lr 1), runs at
+// two batch sizes equal to eager.
+TEST(Conv3d, LazyGraphWithUnknownBatchEqualsEager) {
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session_owner);
+  const ops::Conv3dOptions o{.stride = {2, 1, 1}, .padding = {1, 1, 0}, .groups = 2};
+  TensorPtr w = RandomTensor(DType::Float64(), {4, 1, 3, 2, 2});
+  w->set_requires_grad(true);
+  const TensorPtr b = RandomTensor(DType::Float64(), {4});
+  auto loss_of = [&](const TensorPtr& x, const TensorPtr& weight) {
+    const TensorPtr y = ops::Conv3d(x, weight, b, o);
+    return std::pair(y, ops::Sum(ops::Mul(y, y)));
+  };
+  graph::Graph g(session_owner, "conv3d", graph::GraphOptions{});
+  g.BeginBuild();
+  const TensorPtr xin = g.AddInput("x", DType::Float64(), Shape{Dim::Unknown(), 2, 5, 4, 3});
+  const auto [y, loss] = loss_of(xin, w);
+  EXPECT_EQ(y->shape(), (Shape{Dim::Unknown(), 4, 3, 5, 2}));
+  Backward({loss}, {nullptr});
+  g.AddOptimizer(std::make_shared<SGD>(std::vector<TensorPtr>{w}, SgdOptions{.lr = 1.0}));
+  g.AddOutput(y);
+  g.EndBuild();
+  for (const int64_t n : {2, 3}) {
+    SCOPED_TRACE(fmt::format("N {}", n));
+    const TensorPtr xv = RandomTensor(DType::Float64(), {n, 2, 5, 4, 3});
+    const std::vector<double> before = ToDoubles(w);
+    TensorPtr eager_w = FromDoubles(DType::Float64(), w->shape(), before);
+    eager_w->set_requires_grad(true);
+    const auto [ey, eloss] = loss_of(xv, eager_w);
+    Backward({eloss}, {nullptr});
+    const std::vector<TensorPtr> out = g.Run({xv});
+    ExpectTensorNear(out[0], DType::Float64(), ey->shape(), ToDoubles(ey), 1e-12, 1e-12);
+    const std::vector<double> after = ToDoubles(w), grad = ToDoubles(eager_w->grad());
+    for (size_t i = 0; i < after.size(); ++i) EXPECT_NEAR(before[i] - after[i], grad[i], 1e-9) << i;
   }
 }
 

@@ -1109,6 +1109,26 @@ OF_API of_status_t* of_conv_transpose1d(of_session_t* session, const of_tensor_t
                                         OF_NULLABLE const of_conv_transpose1d_options_t* options,
                                         of_tensor_t** out_tensor);
 
+/* Options of of_conv3d. Arrays are (depth, height, width). */
+typedef struct of_conv3d_options_t {
+  size_t struct_size;  /* sizeof(of_conv3d_options_t), set by of_conv3d_options_init */
+  int64_t stride[3];   /* each >= 1; default 1 */
+  int64_t padding[3];  /* zeros added on both sides, each >= 0; default 0 */
+  int64_t dilation[3]; /* spacing of the kernel taps, each >= 1; default 1 */
+  int64_t groups;      /* >= 1, dividing both the input and the output channels; default 1 */
+} of_conv3d_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_conv3d_options_init(of_conv3d_options_t* options);
+/* 3-D convolution (cross-correlation, as PyTorch): x (N, C, D, H, W), weight (O, C / groups, kD, kH, kW),
+ * bias (O) or NULL, all float32 or all float64; the result is (N, O, D', H', W') with
+ * D' = (D + 2 * padding[0] - dilation[0] * (kD - 1) - 1) / stride[0] + 1 (rounded down; H', W' alike),
+ * each of which must be >= 1. Zero input channels give the bias; empty kernels are refused, as are
+ * other ranks and dtypes (INVALID_ARGUMENT naming the argument; integer dtypes UNIMPLEMENTED).
+ * Differentiable in x, weight and bias. options may be NULL for the defaults. */
+OF_API of_status_t* of_conv3d(of_session_t* session, const of_tensor_t* x, const of_tensor_t* weight,
+                              OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE const of_conv3d_options_t* options,
+                              of_tensor_t** out_tensor);
+
 /* ---- resampling (pad, interpolate, pixel_shuffle, pixel_unshuffle) ---- */
 
 /* How of_pad fills the border. Append only. */

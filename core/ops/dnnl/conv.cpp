@@ -1,10 +1,10 @@
-// conv2d and its backward ops (conv2d_backward_data, conv2d_backward_weight, which also gives the bias
-// gradient). float32: oneDNN convolution in the layouts it picks (format any), reordered from and to
-// our plain NCHW tensors; float64: direct loops, which float32 also runs where oneDNN does not (empty
+// conv2d, conv3d and their backward ops (conv{2,3}d_backward_data, conv{2,3}d_backward_weight, which
+// also gives the bias gradient). The ranks share the kernels, which read the rank from x (see ConvGeom). float32: oneDNN convolution in the layouts it picks (format any), reordered from and to
+// our plain NC(D)HW tensors; float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
-// padding pads (top, left), padding_end (bottom, right; empty: as padding): oneDNN's padding_l and
-// padding_r; the loops need only the begin padding (the output size bounds the rest).
+// padding pads (top, left), padding_end (bottom, right; empty: as padding; conv2d only): oneDNN's
+// padding_l and padding_r; the loops need only the begin padding (the output size bounds the rest).
 //
 // The backward ops take the forward input x (or weight) only for its shape: with strides > 1 the input
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
@@ -13,6 +13,7 @@
 
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
+#include "core/ops/convolution.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
@@ -22,10 +23,40 @@ namespace {
 
 using namespace dnnl_util;
 
-memory::dims Strides(const ConvGeom& g) { return {g.win.stride[0], g.win.stride[1]}; }
-memory::dims Dilates(const ConvGeom& g) { return {g.win.dilation[0] - 1, g.win.dilation[1] - 1}; }
-memory::dims PaddingL(const ConvGeom& g) { return {g.win.padding[0], g.win.padding[1]}; }
-memory::dims PaddingR(const ConvGeom& g) { return {g.win.padding_end[0], g.win.padding_end[1]}; }
+// oneDNN's (D,) H, W attributes.
+memory::dims Strides(const ConvGeom& g) {
+  if (g.is3d) return {g.sd, g.win.stride[0], g.win.stride[1]};
+  return {g.win.stride[0], g.win.stride[1]};
+}
+memory::dims Dilates(const ConvGeom& g) {
+  if (g.is3d) return {g.dd - 1, g.win.dilation[0] - 1, g.win.dilation[1] - 1};
+  return {g.win.dilation[0] - 1, g.win.dilation[1] - 1};
+}
+memory::dims PaddingL(const ConvGeom& g) {
+  if (g.is3d) return {g.pd, g.win.padding[0], g.win.padding[1]};
+  return {g.win.padding[0], g.win.padding[1]};
+}
+memory::dims PaddingR(const ConvGeom& g) {
+  if (g.is3d) return {g.pd, g.win.padding_end[0], g.win.padding_end[1]};
+  return {g.win.padding_end[0], g.win.padding_end[1]};
+}
+
+// An int list attribute of exactly three values >= `min` (conv3d's (D, H, W)).
+std::vector<int64_t> Triple(const Attrs& attrs, std::string_view name, int64_t min) {
+  const std::vector<int64_t>& v = attrs.Ints(name);
+  OF_CHECK(v.size() == 3 && v[0] >= min && v[1] >= min && v[2] >= min)
+      << name << " must be three values >= " << min << ", got " << AttrValueToString(v);
+  return v;
+}
+
+// The depth window as axis 0 of a Window2d (for WindowOut, once inference has checked its arithmetic).
+Window2d DepthWindow(int64_t stride, int64_t padding, int64_t dilation) {
+  Window2d win;
+  win.stride[0] = stride;
+  win.padding[0] = win.padding_end[0] = padding;
+  win.dilation[0] = dilation;
+  return win;
+}
 
 }  // namespace
 
@@ -33,8 +64,24 @@ memory::dims PaddingR(const ConvGeom& g) { return {g.win.padding_end[0], g.win.p
 
 namespace dnnl_util {
 
-ConvParams ConvParamsOf(const Attrs& attrs) {
+ConvParams ConvParamsOf(const Attrs& attrs, int rank) {
   ConvParams p;
+  p.rank = rank;
+  p.groups = attrs.Int("groups");
+  if (rank == 3) {
+    const std::vector<int64_t> stride = Triple(attrs, "stride", 1), padding = Triple(attrs, "padding", 0),
+                               dilation = Triple(attrs, "dilation", 1);
+    p.depth_stride = stride[0];
+    p.depth_padding = padding[0];
+    p.depth_dilation = dilation[0];
+    for (int a = 0; a < 2; ++a) {
+      p.win.stride[a] = stride[a + 1];
+      p.win.padding[a] = p.win.padding_end[a] = padding[a + 1];
+      p.win.dilation[a] = dilation[a + 1];
+    }
+    OF_CHECK(p.groups >= 1) << "groups must be >= 1, got " << p.groups;
+    return p;
+  }
   const std::vector<int64_t> stride = Pair(attrs, "stride", 1), padding = Pair(attrs, "padding", 0),
                              padding_end = PaddingEnd(attrs, padding), dilation = Pair(attrs, "dilation", 1);
   for (int a = 0; a < 2; ++a) {
@@ -43,42 +90,65 @@ ConvParams ConvParamsOf(const Attrs& attrs) {
     p.win.padding_end[a] = padding_end[a];
     p.win.dilation[a] = dilation[a];
   }
-  p.groups = attrs.Int("groups");
   OF_CHECK(p.groups >= 1) << "groups must be >= 1, got " << p.groups;
   return p;
 }
 
 ConvGeom ConvGeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs) {
-  const ConvParams p = ConvParamsOf(attrs);
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
-  ConvGeom g{xs[0].value(), xs[1].value(), xs[2].value(), xs[3].value(), ws[0].value(), ws[2].value(),
-             ws[3].value(), 0, 0, p.groups, p.win};
+  const bool is3d = xs.ndim() == 5;
+  const ConvParams p = ConvParamsOf(attrs, is3d ? 3 : 2);
+  const int s = is3d ? 1 : 0;  // the (H, W) dims follow the depth
+  ConvGeom g{xs[0].value(), xs[1].value(), xs[2 + s].value(), xs[3 + s].value(), ws[0].value(),
+             ws[2 + s].value(), ws[3 + s].value(), 0, 0, p.groups, p.win};
+  if (is3d) {
+    g.is3d = true;
+    g.d = xs[2].value();
+    g.kd = ws[2].value();
+    g.sd = p.depth_stride;
+    g.pd = p.depth_padding;
+    g.dd = p.depth_dilation;
+    g.od = WindowOut(g.d, g.kd, DepthWindow(g.sd, g.pd, g.dd), 0);
+  }
   g.oh = WindowOut(g.h, g.kh, g.win, 0);
   g.ow = WindowOut(g.w, g.kw, g.win, 1);
   return g;
 }
 
-memory::dims SrcDims(const ConvGeom& g) { return {g.n, g.c, g.h, g.w}; }
-memory::dims DstDims(const ConvGeom& g) { return {g.n, g.o, g.oh, g.ow}; }
+memory::dims SrcDims(const ConvGeom& g) {
+  if (g.is3d) return {g.n, g.c, g.d, g.h, g.w};
+  return {g.n, g.c, g.h, g.w};
+}
+memory::dims DstDims(const ConvGeom& g) {
+  if (g.is3d) return {g.n, g.o, g.od, g.oh, g.ow};
+  return {g.n, g.o, g.oh, g.ow};
+}
 memory::dims WeightDims(const ConvGeom& g) {
+  if (g.is3d) {
+    if (g.g == 1) return {g.o, g.c, g.kd, g.kh, g.kw};
+    return {g.g, g.og(), g.cg(), g.kd, g.kh, g.kw};
+  }
   if (g.g == 1) return {g.o, g.c, g.kh, g.kw};
   return {g.g, g.og(), g.cg(), g.kh, g.kw};
 }
 
-int64_t ConvWork(const ConvGeom& g) { return g.n * g.o * g.oh * g.ow * g.cg() * g.kh * g.kw / 8; }
+int64_t ConvWork(const ConvGeom& g) { return g.n * g.o * g.od * g.oh * g.ow * g.cg() * g.kd * g.kh * g.kw / 8; }
 
 bool DnnlRuns(const ConvGeom& g) {
-  if (std::min({g.n, g.c, g.h, g.w, g.o, g.oh, g.ow}) == 0) return false;
+  if (std::min({g.n, g.c, g.d, g.h, g.w, g.o, g.od, g.oh, g.ow}) == 0) return false;
+  if (g.is3d && !FitsDnnl({g.d, g.kd, g.od, g.sd, g.dd, g.d + 2 * g.pd, g.dd * (g.kd - 1) + 1})) return false;
   return FitsDnnl({g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.oh, g.ow, g.g, g.win.stride[0], g.win.stride[1],
                    g.win.dilation[0], g.win.dilation[1], PaddedInput(g.h, g.win, 0), PaddedInput(g.w, g.win, 1),
                    DilatedKernel(g.kh, g.win, 0), DilatedKernel(g.kw, g.win, 1)});
 }
 
 Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
-  return {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
-          g.win.padding[0], g.win.padding[1], g.win.padding_end[0], g.win.padding_end[1], g.win.dilation[0],
-          g.win.dilation[1], g.g, flag};
+  Key key = {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
+             g.win.padding[0], g.win.padding[1], g.win.padding_end[0], g.win.padding_end[1], g.win.dilation[0],
+             g.win.dilation[1], g.g, flag};
+  if (g.is3d) key.insert(key.end(), {g.d, g.kd, g.sd, g.pd, g.dd});  // a longer key: never a 2-D one's
+  return key;
 }
 
 dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias) {
@@ -116,13 +186,59 @@ namespace {
 
 using namespace dnnl_util;
 
-// The output shape of conv2d(x, weight), checking both. Zero input channels are allowed (the result is
-// the bias, as PyTorch's); an empty kernel is not.
+const char* OpName(int rank) { return rank == 3 ? "conv3d" : "conv2d"; }
+
+// conv3d's output (D, H, W) for x (N, C, D, H, W) and weight (O, C / g, kD, kH, kW): a dim is unknown
+// where x's or the kernel's is; the window arithmetic is checked wherever its operands are known.
+Shape Conv3dSpatialOut(const Shape& x, const Shape& w, const ConvParams& p) {
+  const int64_t stride[3] = {p.depth_stride, p.win.stride[0], p.win.stride[1]};
+  const int64_t padding[3] = {p.depth_padding, p.win.padding[0], p.win.padding[1]};
+  const int64_t dilation[3] = {p.depth_dilation, p.win.dilation[0], p.win.dilation[1]};
+  static const char* const kIn[3] = {"D", "H", "W"};
+  static const char* const kKernel[3] = {"kD", "kH", "kW"};
+  Dim out[3];
+  bool ok = true;
+  for (int a = 0; a < 3; ++a) {
+    int64_t padded = 0, extent = 0;
+    const bool in_known = x[2 + a].is_known(), k_known = w[2 + a].is_known();
+    OF_CHECK(!__builtin_mul_overflow(padding[a], 2, &padded) &&
+             !(in_known && __builtin_add_overflow(padded, x[2 + a].value(), &padded)))
+        << "padding[" << a << "] is " << padding[a] << ": the padded input (" << kIn[a]
+        << " + 2 * padding) overflows int64";
+    if (k_known) {
+      const int64_t k = w[2 + a].value();
+      OF_CHECK(!__builtin_mul_overflow(dilation[a], k - 1, &extent) && !__builtin_add_overflow(extent, 1, &extent))
+          << "dilation[" << a << "] is " << dilation[a] << ": the dilated kernel (dilation * (" << kKernel[a]
+          << " - 1) + 1) overflows int64 for " << kKernel[a] << " = " << k;
+    }
+    if (!in_known || !k_known) continue;
+    const int64_t span = padded - extent;  // both >= 0: no overflow
+    out[a] = span < 0 ? 0 : span / stride[a] + 1;
+    ok &= out[a].value() >= 1;
+  }
+  OF_CHECK(ok) << "output size would be (" << out[0] << ", " << out[1] << ", " << out[2] << "): x " << x
+               << " is too small for kernel (" << w[2] << ", " << w[3] << ", " << w[4] << ") with stride ("
+               << stride[0] << ", " << stride[1] << ", " << stride[2] << "), padding (" << padding[0] << ", "
+               << padding[1] << ", " << padding[2] << "), dilation (" << dilation[0] << ", " << dilation[1] << ", "
+               << dilation[2] << ")";
+  return Shape{out[0], out[1], out[2]};
+}
+
+// The output shape of conv2d / conv3d (p.rank) of (x, weight), checking both. Zero input channels are
+// allowed (the result is the bias, as PyTorch's); an empty kernel is not.
 Shape ConvOutShape(const Shape& x, const Shape& w, const ConvParams& p) {
-  OF_CHECK(x.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x;
-  OF_CHECK(w.ndim() == 4) << "weight must be 4-D (out_channels, in_channels / groups, kH, kW), got " << w;
-  OF_CHECK(!(w[2] == 0 || w[3] == 0)) << "weight " << w << " has an empty kernel (kH, kW) = (" << w[2] << ", " << w[3]
-                                      << "); kernel sizes must be >= 1";
+  if (p.rank == 3) {
+    OF_CHECK(x.ndim() == 5) << "x must be 5-D (N, C, D, H, W), got " << x;
+    OF_CHECK(w.ndim() == 5) << "weight must be 5-D (out_channels, in_channels / groups, kD, kH, kW), got " << w;
+    OF_CHECK(!(w[2] == 0 || w[3] == 0 || w[4] == 0))
+        << "weight " << w << " has an empty kernel (kD, kH, kW) = (" << w[2] << ", " << w[3] << ", " << w[4]
+        << "); kernel sizes must be >= 1";
+  } else {
+    OF_CHECK(x.ndim() == 4) << "x must be 4-D (N, C, H, W), got " << x;
+    OF_CHECK(w.ndim() == 4) << "weight must be 4-D (out_channels, in_channels / groups, kH, kW), got " << w;
+    OF_CHECK(!(w[2] == 0 || w[3] == 0)) << "weight " << w << " has an empty kernel (kH, kW) = (" << w[2] << ", "
+                                        << w[3] << "); kernel sizes must be >= 1";
+  }
   const int64_t g = p.groups;
   OF_CHECK(!w[0].is_known() || w[0].value() % g == 0)
       << "groups=" << g << " does not divide the " << w[0] << " output channels of weight " << w;
@@ -132,6 +248,10 @@ Shape ConvOutShape(const Shape& x, const Shape& w, const ConvParams& p) {
     OF_THROW(InvalidArgument) << "x " << x << " has " << x[1] << " channels but weight " << w << " with groups=" << g
                               << " expects weight.shape[1] * groups = " << w[1] << " * " << g << " = "
                               << (overflow ? std::string("more than int64 holds") : std::to_string(expect));
+  }
+  if (p.rank == 3) {
+    const Shape spatial = Conv3dSpatialOut(x, w, p);
+    return Shape{x[0], w[0], spatial[0], spatial[1], spatial[2]};
   }
   const auto [oh, ow] = WindowOutput(x, w[2], w[3], p.win);
   return Shape{x[0], w[0], oh, ow};
@@ -148,8 +268,9 @@ void CheckBias(const TensorMeta& bias, const TensorMeta& x, const Shape& w) {
       << "bias must be 1-D with out_channels = " << w[0] << " elements, got " << bias.shape;
 }
 
-std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs& attrs) {
-  const ConvParams p = ConvParamsOf(attrs);
+template <int Rank>
+std::vector<TensorMeta> InferConv(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const ConvParams p = ConvParamsOf(attrs, Rank);
   CheckNumeric(in[0], "x");
   CheckDType(in[1], in[0], "weight", "x");
   const Shape y = ConvOutShape(in[0].shape, in[1].shape, p);
@@ -157,27 +278,31 @@ std::vector<TensorMeta> InferConv2d(std::span<const TensorMeta> in, const Attrs&
   return {{in[0].dtype, y, in[0].device}};
 }
 
-// grad_y must be what conv2d(x, weight) gives.
-void CheckGradY(const TensorMeta& dy, const TensorMeta& x, const TensorMeta& w, const Attrs& attrs) {
+// grad_y must be what conv2d / conv3d (rank) of (x, weight) gives.
+void CheckGradY(const TensorMeta& dy, const TensorMeta& x, const TensorMeta& w, const Attrs& attrs, int rank) {
   CheckNumeric(x, "x");
   CheckDType(dy, x, "grad_y", "x");
   CheckDType(w, x, "weight", "x");
-  const Shape y = ConvOutShape(x.shape, w.shape, ConvParamsOf(attrs));
-  bool ok = dy.shape.ndim() == 4;
-  for (int64_t d = 0; ok && d < 4; ++d) ok = !(dy.shape[d].is_known() && y[d].is_known() && dy.shape[d] != y[d]);
-  OF_CHECK(ok) << "grad_y " << dy.shape << " does not match the conv2d output " << y << " of x " << x.shape
-               << " and weight " << w.shape;
+  const Shape y = ConvOutShape(x.shape, w.shape, ConvParamsOf(attrs, rank));
+  bool ok = dy.shape.ndim() == y.ndim();
+  for (int64_t d = 0; ok && d < y.ndim(); ++d) {
+    ok = !(dy.shape[d].is_known() && y[d].is_known() && dy.shape[d] != y[d]);
+  }
+  OF_CHECK(ok) << "grad_y " << dy.shape << " does not match the " << OpName(rank) << " output " << y << " of x "
+               << x.shape << " and weight " << w.shape;
 }
 
 // Inputs (grad_y, weight, x); output grad_x.
-std::vector<TensorMeta> InferConv2dBackwardData(std::span<const TensorMeta> in, const Attrs& attrs) {
-  CheckGradY(in[0], in[2], in[1], attrs);
+template <int Rank>
+std::vector<TensorMeta> InferConvBackwardData(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckGradY(in[0], in[2], in[1], attrs, Rank);
   return {in[2]};
 }
 
 // Inputs (x, grad_y, weight); outputs grad_weight, grad_bias.
-std::vector<TensorMeta> InferConv2dBackwardWeight(std::span<const TensorMeta> in, const Attrs& attrs) {
-  CheckGradY(in[1], in[0], in[2], attrs);
+template <int Rank>
+std::vector<TensorMeta> InferConvBackwardWeight(std::span<const TensorMeta> in, const Attrs& attrs) {
+  CheckGradY(in[1], in[0], in[2], attrs, Rank);
   return {in[2], {in[2].dtype, Shape{in[2].shape[0]}, in[2].device}};
 }
 
@@ -185,11 +310,11 @@ std::vector<TensorMeta> InferConv2dBackwardWeight(std::span<const TensorMeta> in
 
 // The loops (float64, and float32 calls that oneDNN does not run: see DnnlRuns).
 template <typename T>
-void Conv2dRef(KernelContext& ctx);
+void ConvRef(KernelContext& ctx);
 template <typename T>
-void Conv2dBackwardDataRef(KernelContext& ctx);
+void ConvBackwardDataRef(KernelContext& ctx);
 template <typename T>
-void Conv2dBackwardWeightRef(KernelContext& ctx);
+void ConvBackwardWeightRef(KernelContext& ctx);
 
 struct ConvBwdDataEntry {
   dnnl::convolution_backward_data::primitive_desc pd;
@@ -202,9 +327,9 @@ struct ConvBwdWeightsEntry {
   Operand src, diff_dst, diff_weights;
 };
 
-void Conv2dF32(KernelContext& ctx) {
+void ConvF32(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return Conv2dRef<float>(ctx);
+  if (!DnnlRuns(g)) return ConvRef<float>(ctx);
   const bool bias = ctx.inputs[2] != nullptr;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
@@ -219,9 +344,9 @@ void Conv2dF32(KernelContext& ctx) {
              ctx.out(0).raw_data());
 }
 
-void Conv2dBackwardDataF32(KernelContext& ctx) {
+void ConvBackwardDataF32(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return Conv2dBackwardDataRef<float>(ctx);
+  if (!DnnlRuns(g)) return ConvBackwardDataRef<float>(ctx);
   const TensorPtr dy = ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
   void* dx = ctx.out(0).raw_data();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
@@ -248,10 +373,10 @@ void Conv2dBackwardDataF32(KernelContext& ctx) {
   stream.wait();
 }
 
-void Conv2dBackwardWeightF32(KernelContext& ctx) {
+void ConvBackwardWeightF32(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(2), ctx.attrs);
   // An empty x still has a bias gradient (the sum of grad_y): the loops give it.
-  if (!DnnlRuns(g)) return Conv2dBackwardWeightRef<float>(ctx);
+  if (!DnnlRuns(g)) return ConvBackwardWeightRef<float>(ctx);
   const TensorPtr x = ContiguousInput(ctx, 0), dy = ContiguousInput(ctx, 1);
   void* dw = ctx.out(0).raw_data();
   void* db = ctx.out(1).raw_data();
@@ -284,33 +409,40 @@ void Conv2dBackwardWeightF32(KernelContext& ctx) {
 // Input positions are formed as integer indices, valid by ValidRange (never as out-of-range pointers).
 
 template <typename T>
-void Conv2dRef(KernelContext& ctx) {
+void ConvRef(KernelContext& ctx) {
   const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
   const T* x = ctx.in(0).data<T>();
   const T* w = ctx.in(1).data<T>();
   const T* bias = ctx.inputs[2] ? ctx.in(2).data<T>() : nullptr;
   T* y = ctx.out(0).data<T>();
-  const int64_t cg = g.cg(), og = g.og(), plane = g.oh * g.ow;
+  const int64_t cg = g.cg(), og = g.og(), plane = g.oh * g.ow, in_plane = g.h * g.w, taps = g.kd * g.kh * g.kw;
   const auto [sh, sw] = std::pair(g.win.stride[0], g.win.stride[1]);
   const auto [ph, pw] = std::pair(g.win.padding[0], g.win.padding[1]);
   const auto [dh, dw] = std::pair(g.win.dilation[0], g.win.dilation[1]);
-  ctx.pool.ParallelFor(g.n * g.o, GrainFor(plane * cg * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  ctx.pool.ParallelFor(g.n * g.o, GrainFor(g.od * plane * cg * taps), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / g.o, o = i % g.o, c0 = o / og * cg;
-      T* yp = y + i * plane;
-      std::fill(yp, yp + plane, bias ? bias[o] : T(0));
+      T* yp = y + i * g.od * plane;
+      std::fill(yp, yp + g.od * plane, bias ? bias[o] : T(0));
       for (int64_t ci = 0; ci < cg; ++ci) {
-        const T* xp = x + (n * g.c + c0 + ci) * g.h * g.w;
-        const T* wp = w + (o * cg + ci) * g.kh * g.kw;
-        for (int64_t ki = 0; ki < g.kh; ++ki) {
-          const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
-          for (int64_t kj = 0; kj < g.kw; ++kj) {
-            const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
-            const T wv = wp[ki * g.kw + kj];
-            for (int64_t oy = y0; oy < y1; ++oy) {
-              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
-              T* yrow = yp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) yrow[ox] += wv * xp[row + ox * sw];
+        const T* xp = x + (n * g.c + c0 + ci) * g.d * in_plane;
+        const T* wp = w + (o * cg + ci) * taps;
+        for (int64_t kz = 0; kz < g.kd; ++kz) {
+          const auto [z0, z1] = ValidRange(g.od, g.d, g.sd, g.pd, kz * g.dd);
+          for (int64_t ki = 0; ki < g.kh; ++ki) {
+            const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
+            for (int64_t kj = 0; kj < g.kw; ++kj) {
+              const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
+              const T wv = wp[(kz * g.kh + ki) * g.kw + kj];
+              for (int64_t oz = z0; oz < z1; ++oz) {
+                const T* xz = xp + (oz * g.sd - g.pd + kz * g.dd) * in_plane;
+                T* yz = yp + oz * plane;
+                for (int64_t oy = y0; oy < y1; ++oy) {
+                  const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
+                  T* yrow = yz + oy * g.ow;
+                  for (int64_t ox = x0; ox < x1; ++ox) yrow[ox] += wv * xz[row + ox * sw];
+                }
+              }
             }
           }
         }
@@ -320,33 +452,40 @@ void Conv2dRef(KernelContext& ctx) {
 }
 
 template <typename T>
-void Conv2dBackwardDataRef(KernelContext& ctx) {
+void ConvBackwardDataRef(KernelContext& ctx) {
   const TensorPtr dyt = ContiguousInput(ctx, 0), wt = ContiguousInput(ctx, 1);
   const ConvGeom g = ConvGeomOf(ctx.in(2), *wt, ctx.attrs);
   const T* dy = dyt->data<T>();
   const T* w = wt->data<T>();
   T* dx = ctx.out(0).data<T>();
-  const int64_t cg = g.cg(), og = g.og();
+  const int64_t cg = g.cg(), og = g.og(), plane = g.oh * g.ow, in_plane = g.h * g.w, taps = g.kd * g.kh * g.kw;
   const auto [sh, sw] = std::pair(g.win.stride[0], g.win.stride[1]);
   const auto [ph, pw] = std::pair(g.win.padding[0], g.win.padding[1]);
   const auto [dh, dw] = std::pair(g.win.dilation[0], g.win.dilation[1]);
-  ctx.pool.ParallelFor(g.n * g.c, GrainFor(g.oh * g.ow * og * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  ctx.pool.ParallelFor(g.n * g.c, GrainFor(g.od * plane * og * taps), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / g.c, c = i % g.c, ci = c % cg, o0 = c / cg * og;
-      T* dxp = dx + i * g.h * g.w;
-      std::fill(dxp, dxp + g.h * g.w, T(0));
+      T* dxp = dx + i * g.d * in_plane;
+      std::fill(dxp, dxp + g.d * in_plane, T(0));
       for (int64_t o = o0; o < o0 + og; ++o) {
-        const T* dyp = dy + (n * g.o + o) * g.oh * g.ow;
-        const T* wp = w + (o * cg + ci) * g.kh * g.kw;
-        for (int64_t ki = 0; ki < g.kh; ++ki) {
-          const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
-          for (int64_t kj = 0; kj < g.kw; ++kj) {
-            const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
-            const T wv = wp[ki * g.kw + kj];
-            for (int64_t oy = y0; oy < y1; ++oy) {
-              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
-              const T* dyrow = dyp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) dxp[row + ox * sw] += wv * dyrow[ox];
+        const T* dyp = dy + (n * g.o + o) * g.od * plane;
+        const T* wp = w + (o * cg + ci) * taps;
+        for (int64_t kz = 0; kz < g.kd; ++kz) {
+          const auto [z0, z1] = ValidRange(g.od, g.d, g.sd, g.pd, kz * g.dd);
+          for (int64_t ki = 0; ki < g.kh; ++ki) {
+            const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
+            for (int64_t kj = 0; kj < g.kw; ++kj) {
+              const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dw);
+              const T wv = wp[(kz * g.kh + ki) * g.kw + kj];
+              for (int64_t oz = z0; oz < z1; ++oz) {
+                T* dxz = dxp + (oz * g.sd - g.pd + kz * g.dd) * in_plane;
+                const T* dyz = dyp + oz * plane;
+                for (int64_t oy = y0; oy < y1; ++oy) {
+                  const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dw - pw);
+                  const T* dyrow = dyz + oy * g.ow;
+                  for (int64_t ox = x0; ox < x1; ++ox) dxz[row + ox * sw] += wv * dyrow[ox];
+                }
+              }
             }
           }
         }
@@ -356,45 +495,53 @@ void Conv2dBackwardDataRef(KernelContext& ctx) {
 }
 
 template <typename T>
-void Conv2dBackwardWeightRef(KernelContext& ctx) {
+void ConvBackwardWeightRef(KernelContext& ctx) {
   const TensorPtr xt = ContiguousInput(ctx, 0), dyt = ContiguousInput(ctx, 1);
   const ConvGeom g = ConvGeomOf(*xt, ctx.in(2), ctx.attrs);
   const T* x = xt->data<T>();
   const T* dy = dyt->data<T>();
   T* dw = ctx.out(0).data<T>();
   T* db = ctx.out(1).data<T>();
-  const int64_t cg = g.cg(), og = g.og(), plane = g.oh * g.ow;
+  const int64_t cg = g.cg(), og = g.og(), plane = g.oh * g.ow, in_plane = g.h * g.w, taps = g.kd * g.kh * g.kw;
+  const int64_t volume = g.od * plane, in_volume = g.d * in_plane;
   const auto [sh, sw] = std::pair(g.win.stride[0], g.win.stride[1]);
   const auto [ph, pw] = std::pair(g.win.padding[0], g.win.padding[1]);
   const auto [dh, dwl] = std::pair(g.win.dilation[0], g.win.dilation[1]);
-  ctx.pool.ParallelFor(g.o * cg, GrainFor(g.n * plane * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  ctx.pool.ParallelFor(g.o * cg, GrainFor(g.n * volume * taps), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t o = i / cg, ci = i % cg, c = o / og * cg + ci;
-      for (int64_t ki = 0; ki < g.kh; ++ki) {
-        const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
-        for (int64_t kj = 0; kj < g.kw; ++kj) {
-          const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dwl);
-          T s = 0;
-          for (int64_t n = 0; n < g.n; ++n) {
-            const T* xp = x + (n * g.c + c) * g.h * g.w;
-            const T* dyp = dy + (n * g.o + o) * plane;
-            for (int64_t oy = y0; oy < y1; ++oy) {
-              const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dwl - pw);
-              const T* dyrow = dyp + oy * g.ow;
-              for (int64_t ox = x0; ox < x1; ++ox) s += dyrow[ox] * xp[row + ox * sw];
+      for (int64_t kz = 0; kz < g.kd; ++kz) {
+        const auto [z0, z1] = ValidRange(g.od, g.d, g.sd, g.pd, kz * g.dd);
+        for (int64_t ki = 0; ki < g.kh; ++ki) {
+          const auto [y0, y1] = ValidRange(g.oh, g.h, sh, ph, ki * dh);
+          for (int64_t kj = 0; kj < g.kw; ++kj) {
+            const auto [x0, x1] = ValidRange(g.ow, g.w, sw, pw, kj * dwl);
+            T s = 0;
+            for (int64_t n = 0; n < g.n; ++n) {
+              const T* xp = x + (n * g.c + c) * in_volume;
+              const T* dyp = dy + (n * g.o + o) * volume;
+              for (int64_t oz = z0; oz < z1; ++oz) {
+                const T* xz = xp + (oz * g.sd - g.pd + kz * g.dd) * in_plane;
+                const T* dyz = dyp + oz * plane;
+                for (int64_t oy = y0; oy < y1; ++oy) {
+                  const int64_t row = (oy * sh - ph + ki * dh) * g.w + (kj * dwl - pw);
+                  const T* dyrow = dyz + oy * g.ow;
+                  for (int64_t ox = x0; ox < x1; ++ox) s += dyrow[ox] * xz[row + ox * sw];
+                }
+              }
             }
+            dw[i * taps + (kz * g.kh + ki) * g.kw + kj] = s;
           }
-          dw[i * g.kh * g.kw + ki * g.kw + kj] = s;
         }
       }
     }
   });
-  ctx.pool.ParallelFor(g.o, GrainFor(g.n * plane), [&](int64_t begin, int64_t end) {
+  ctx.pool.ParallelFor(g.o, GrainFor(g.n * volume), [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       T s = 0;
       for (int64_t n = 0; n < g.n; ++n) {
-        const T* dyp = dy + (n * g.o + o) * plane;
-        for (int64_t k = 0; k < plane; ++k) s += dyp[k];
+        const T* dyp = dy + (n * g.o + o) * volume;
+        for (int64_t k = 0; k < volume; ++k) s += dyp[k];
       }
       db[o] = s;
     }
@@ -403,9 +550,11 @@ void Conv2dBackwardWeightRef(KernelContext& ctx) {
 
 // ---- autograd -------------------------------------------------------------------------------------
 
-std::vector<TensorPtr> Conv2dBackward(const BackwardContext& ctx) {
-  static const OpDef& bwd_data = OpRegistry::Global().Get("conv2d_backward_data");
-  static const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+template <int Rank>
+std::vector<TensorPtr> ConvBackward(const BackwardContext& ctx) {
+  static const OpDef& bwd_data = OpRegistry::Global().Get(Rank == 3 ? "conv3d_backward_data" : "conv2d_backward_data");
+  static const OpDef& bwd_weight =
+      OpRegistry::Global().Get(Rank == 3 ? "conv3d_backward_weight" : "conv2d_backward_weight");
   const TensorPtr& dy = ctx.grad_outputs[0];
   std::vector<TensorPtr> grads(3);
   if (!dy) return grads;
@@ -429,6 +578,13 @@ std::vector<AttrSpec> ConvAttrs() {
           {"padding_end", std::vector<int64_t>{}}};
 }
 
+std::vector<AttrSpec> Conv3dAttrs() {
+  return {{"stride", std::vector<int64_t>{1, 1, 1}},
+          {"padding", std::vector<int64_t>{0, 0, 0}},
+          {"dilation", std::vector<int64_t>{1, 1, 1}},
+          {"groups", int64_t{1}}};
+}
+
 }  // namespace
 
 namespace ops {
@@ -450,40 +606,54 @@ TensorPtr Conv2d(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& b
                  {"groups", options.groups},
                  {"padding_end", padding_end}});
 }
+TensorPtr Conv3d(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias, const Conv3dOptions& options) {
+  static const OpDef& op = OpRegistry::Global().Get("conv3d");
+  return Apply1(op, {x, weight, bias},
+                {{"stride", options.stride},
+                 {"padding", options.padding},
+                 {"dilation", options.dilation},
+                 {"groups", options.groups}});
+}
 }  // namespace ops
 
 void RegisterConvOps(OpRegistry& registry) {
-  registry.Register(OpDef{
-      .name = "conv2d",
-      .inputs = {"x", "weight", "bias"},
-      .optional_inputs = {"bias"},
-      .outputs = {"y"},
-      .attrs = ConvAttrs(),
-      .infer = InferConv2d,
-      .backward = Conv2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<Conv2dF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, Conv2dRef<double>}},
-  });
-  registry.Register(OpDef{
-      .name = "conv2d_backward_data",
-      .inputs = {"grad_y", "weight", "x"},
-      .outputs = {"grad_x"},
-      .attrs = ConvAttrs(),
-      .infer = InferConv2dBackwardData,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<Conv2dBackwardDataF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, Conv2dBackwardDataRef<double>}},
-      .strided_inputs = true,  // x gives only its shape
-  });
-  registry.Register(OpDef{
-      .name = "conv2d_backward_weight",
-      .inputs = {"x", "grad_y", "weight"},
-      .outputs = {"grad_weight", "grad_bias"},
-      .attrs = ConvAttrs(),
-      .infer = InferConv2dBackwardWeight,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<Conv2dBackwardWeightF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, Conv2dBackwardWeightRef<double>}},
-      .strided_inputs = true,  // weight gives only its shape
-  });
+  // One set of kernels for both ranks (they read it from x); inference and autograd per rank.
+  for (const int rank : {2, 3}) {
+    const bool r3 = rank == 3;
+    const std::string name = OpName(rank);
+    const std::vector<AttrSpec> attrs = r3 ? Conv3dAttrs() : ConvAttrs();
+    registry.Register(OpDef{
+        .name = name,
+        .inputs = {"x", "weight", "bias"},
+        .optional_inputs = {"bias"},
+        .outputs = {"y"},
+        .attrs = attrs,
+        .infer = r3 ? InferConv<3> : InferConv<2>,
+        .backward = r3 ? ConvBackward<3> : ConvBackward<2>,
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvF32>},
+                    {DeviceType::kCPU, {DataType::kFloat64}, ConvRef<double>}},
+    });
+    registry.Register(OpDef{
+        .name = name + "_backward_data",
+        .inputs = {"grad_y", "weight", "x"},
+        .outputs = {"grad_x"},
+        .attrs = attrs,
+        .infer = r3 ? InferConvBackwardData<3> : InferConvBackwardData<2>,
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardDataF32>},
+                    {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardDataRef<double>}},
+        .strided_inputs = true,  // x gives only its shape
+    });
+    registry.Register(OpDef{
+        .name = name + "_backward_weight",
+        .inputs = {"x", "grad_y", "weight"},
+        .outputs = {"grad_weight", "grad_bias"},
+        .attrs = attrs,
+        .infer = r3 ? InferConvBackwardWeight<3> : InferConvBackwardWeight<2>,
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardWeightF32>},
+                    {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardWeightRef<double>}},
+        .strided_inputs = true,  // weight gives only its shape
+    });
+  }
 }
 
 }  // namespace oneflow

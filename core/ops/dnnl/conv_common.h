@@ -1,6 +1,10 @@
-// Convolution pieces shared by conv2d (conv.cpp, which defines them) and fused_conv_bn_act
+// Convolution pieces shared by conv2d / conv3d (conv.cpp, which defines them) and fused_conv_bn_act
 // (fused_conv.cpp): attribute parsing, the geometry of one call, and the float32 oneDNN forward
 // primitive with its operands. Private to core/ops/dnnl/.
+//
+// One geometry serves both spatial ranks: a 2-D convolution is a 3-D one of depth 1 (d = kd = od = 1,
+// stride / padding / dilation 1 / 0 / 1 in depth), and oneDNN sees 4-D descriptors for it, 5-D ones only
+// for 3-D inputs.
 #pragma once
 
 #include "core/ops/dnnl/dnnl_common.h"
@@ -8,25 +12,31 @@
 namespace oneflow {
 namespace dnnl_util {
 
-// conv2d's attributes stride, padding, dilation and groups.
+// The attributes stride, padding, dilation and groups of conv2d (rank 2: two values each, and conv2d's
+// padding_end) or conv3d (rank 3: three values each, (D, H, W); padding symmetric).
 struct ConvParams {
-  Window2d win;
+  int rank = 2;
+  Window2d win;  // (H, W)
+  int64_t depth_stride = 1, depth_padding = 0, depth_dilation = 1;
   int64_t groups = 1;
 };
 // InvalidArgument naming the attribute if one is out of range.
-ConvParams ConvParamsOf(const Attrs& attrs);
+ConvParams ConvParamsOf(const Attrs& attrs, int rank = 2);
 
-// The concrete sizes of one convolution: x (n, c, h, w), weight (o, c / g, kh, kw), y (n, o, oh, ow).
+// The concrete sizes of one convolution: x (n, c, [d,] h, w), weight (o, c / g, [kd,] kh, kw),
+// y (n, o, [od,] oh, ow); 2-D ones have depth 1.
 struct ConvGeom {
   int64_t n, c, h, w, o, kh, kw, oh, ow, g;
   Window2d win;
+  bool is3d = false;
+  int64_t d = 1, kd = 1, od = 1, sd = 1, pd = 0, dd = 1;  // depth sizes, stride, padding, dilation
   int64_t cg() const { return c / g; }
   int64_t og() const { return o / g; }
 };
-// For kernels: x and w have concrete shapes that inference has checked.
+// For kernels: x and w have concrete shapes that inference has checked; the rank is x's.
 ConvGeom ConvGeomOf(const Tensor& x, const Tensor& w, const Attrs& attrs);
 
-// oneDNN dims of x, y and the weight (grouped (g, o / g, c / g, kh, kw) when g > 1).
+// oneDNN dims of x, y and the weight (grouped (g, o / g, c / g, [kd,] kh, kw) when g > 1).
 memory::dims SrcDims(const ConvGeom& g);
 memory::dims DstDims(const ConvGeom& g);
 memory::dims WeightDims(const ConvGeom& g);
@@ -43,7 +53,7 @@ Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag);
 // Forward descriptor in the layouts oneDNN picks, with a plain (o) bias if `bias`.
 dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias);
 
-// A forward primitive with reorders from and to plain NCHW x, weight and y.
+// A forward primitive with reorders from and to plain NC(D)HW x, weight and y.
 struct ConvFwdEntry {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
