@@ -14,7 +14,7 @@ packages=(
   swig bindgen golang-go                     # the binding generators (the header is checked against each)
   default-jdk-headless junit4                # the Java binding: javac, JNI headers, JUnit 4
   python3-numpy                              # the DLPack test's peer (tests/capi/dlpack_peers.py)
-  clang-16 libclang-rt-16-dev llvm-16        # the fuzz preset: libFuzzer, ASan, UBSan, llvm-symbolizer (clang 14 cannot
+  clang-16 libclang-rt-16-dev llvm-16        # the asan preset: libFuzzer, ASan, UBSan, llvm-symbolizer (clang 14 cannot
                                              # compile the engine: lambdas capturing structured bindings)
 )
 if [ "${1:-}" = "--bench" ]; then

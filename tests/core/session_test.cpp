@@ -215,10 +215,10 @@ TEST(FreeTensorStore, DuplicateNameIsAlreadyExists) {
 }
 
 TEST(FreeTensorStore, StoreOwnsTheTensorsUntilRemoveGraph) {
+  int released = 0, other_released = 0;  // before the session: its store releases "kept" when it ends
   Session s(SessionOptions{});
   FreeTensorStore& store = s.free_tensors();
   const uint64_t g = Session::NextId(), other = Session::NextId();
-  int released = 0, other_released = 0;
   {
     TensorPtr t = Counted(&released);
     store.Add(g, "free_0", t);

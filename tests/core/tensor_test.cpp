@@ -356,7 +356,8 @@ TEST(Tensor, IntrusiveRefcount) {
     EXPECT_FALSE(c);
     c = d;
     EXPECT_EQ(a->refcount(), 4);
-    c = c;  // NOLINT: self-assignment keeps the count
+    TensorPtr& alias = c;
+    c = alias;  // self-assignment keeps the count
     EXPECT_EQ(a->refcount(), 4);
   }
   EXPECT_EQ(a->refcount(), 1);

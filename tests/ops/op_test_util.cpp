@@ -56,6 +56,9 @@ TensorPtr FromDoubles(Symbol<DType> dtype, const Shape& shape, const std::vector
     for (size_t i = 0; i < values.size(); ++i) {
       if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
         t->data<T>()[i] = T(static_cast<float>(values[i]));
+      } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // Through int64: a negative value wraps into an unsigned dtype (double -> uint8 of -2 is UB).
+        t->data<T>()[i] = static_cast<T>(static_cast<int64_t>(values[i]));
       } else {
         t->data<T>()[i] = static_cast<T>(values[i]);
       }
