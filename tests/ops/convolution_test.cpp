@@ -147,30 +147,38 @@ TEST(ConvTranspose2d, Gradients) {
                        {Leaf(k.x)});
 }
 
-// float32 gradients (conv2d's float32 kernels) equal the float64 ones at float32 tolerance.
-TEST(ConvTranspose2d, Float32GradientsMatchFloat64) {
-  const TransposeCase k{{2, 4, 5, 4}, 6, 3, 3, {2, 2}, {1, 1}, {1, 0}, {1, 1}, 2, true};
-  auto grads = [&](Symbol<DType> dt, const std::vector<TensorPtr>& values, const TensorPtr& seed) {
+// The float32 gradients of `op` (x, weight, bias) equal the float64 ones at float32 tolerance, for
+// random float64 operands of `shapes` and a random output gradient of `y_shape`.
+template <typename Op>
+void ExpectFloat32GradientsMatchFloat64(Op op, const std::vector<Shape>& shapes, const Shape& y_shape) {
+  std::vector<TensorPtr> values;
+  for (const Shape& shape : shapes) values.push_back(RandomTensor(DType::Float64(), shape));
+  const TensorPtr seed = RandomTensor(DType::Float64(), y_shape);
+  auto grads = [&](Symbol<DType> dt) {
     std::vector<TensorPtr> in;
     for (const TensorPtr& v : values) {
       in.push_back(FromDoubles(dt, v->shape(), ToDoubles(v)));
       in.back()->set_requires_grad(true);
     }
-    const TensorPtr y = ops::ConvTranspose2d(in[0], in[1], in[2], k.options());
+    const TensorPtr y = op(in[0], in[1], in[2]);
     Backward({ops::Sum(ops::Mul(y, FromDoubles(dt, seed->shape(), ToDoubles(seed))))}, {nullptr});
     std::vector<std::vector<double>> g;
     for (const TensorPtr& t : in) g.push_back(ToDoubles(t->grad()));
     return g;
   };
-  const std::vector<TensorPtr> values = {RandomTensor(DType::Float64(), k.x),
-                                         RandomTensor(DType::Float64(), k.weight_shape()),
-                                         RandomTensor(DType::Float64(), {k.out})};
-  const TensorPtr seed = RandomTensor(DType::Float64(), k.y_shape());
-  const auto g32 = grads(DType::Float32(), values, seed), g64 = grads(DType::Float64(), values, seed);
+  const auto g32 = grads(DType::Float32()), g64 = grads(DType::Float64());
   for (size_t i = 0; i < values.size(); ++i) {
     ExpectTensorNear(FromDoubles(DType::Float64(), values[i]->shape(), g32[i]), DType::Float64(), values[i]->shape(),
                      g64[i], 1e-4, 1e-4);
   }
+}
+
+// float32 gradients (conv2d's float32 kernels) equal the float64 ones at float32 tolerance.
+TEST(ConvTranspose2d, Float32GradientsMatchFloat64) {
+  const TransposeCase k{{2, 4, 5, 4}, 6, 3, 3, {2, 2}, {1, 1}, {1, 0}, {1, 1}, 2, true};
+  ExpectFloat32GradientsMatchFloat64(
+      [&](const TensorPtr& x, const TensorPtr& w, const TensorPtr& b) { return ops::ConvTranspose2d(x, w, b, k.options()); },
+      {k.x, k.weight_shape(), {k.out}}, k.y_shape());
 }
 
 TEST(ConvTranspose2d, Errors) {
@@ -257,7 +265,6 @@ TEST(ConvTranspose2d, LazyGraphWithUnknownDimsEqualsEager) {
     for (size_t i = 0; i < after.size(); ++i) EXPECT_NEAR(before[i] - after[i], grad[i], 1e-9) << i;
   }
 }
-
 
 // ---- conv1d and conv_transpose1d ------------------------------------------------------------------
 
@@ -477,7 +484,6 @@ TEST(Conv1d, LazyGraphWithUnknownLengthEqualsEager) {
   }
 }
 
-
 // ---- conv3d ---------------------------------------------------------------------------------------
 
 struct Case3d {
@@ -631,27 +637,9 @@ TEST(Conv3d, Gradients) {
 // float32 gradients (oneDNN's 3-D backward primitives) equal the float64 ones at float32 tolerance.
 TEST(Conv3d, Float32GradientsMatchFloat64) {
   const Case3d k{{2, 4, 5, 5, 4}, 6, {3, 3, 2}, {2, 1, 1}, {1, 1, 0}, {1, 1, 2}, 2, true};
-  auto grads = [&](Symbol<DType> dt, const std::vector<TensorPtr>& values, const TensorPtr& seed) {
-    std::vector<TensorPtr> in;
-    for (const TensorPtr& v : values) {
-      in.push_back(FromDoubles(dt, v->shape(), ToDoubles(v)));
-      in.back()->set_requires_grad(true);
-    }
-    const TensorPtr y = ops::Conv3d(in[0], in[1], in[2], k.options());
-    Backward({ops::Sum(ops::Mul(y, FromDoubles(dt, seed->shape(), ToDoubles(seed))))}, {nullptr});
-    std::vector<std::vector<double>> g;
-    for (const TensorPtr& t : in) g.push_back(ToDoubles(t->grad()));
-    return g;
-  };
-  const std::vector<TensorPtr> values = {RandomTensor(DType::Float64(), k.x),
-                                         RandomTensor(DType::Float64(), k.weight_shape()),
-                                         RandomTensor(DType::Float64(), {k.out})};
-  const TensorPtr seed = RandomTensor(DType::Float64(), k.y_shape());
-  const auto g32 = grads(DType::Float32(), values, seed), g64 = grads(DType::Float64(), values, seed);
-  for (size_t i = 0; i < values.size(); ++i) {
-    ExpectTensorNear(FromDoubles(DType::Float64(), values[i]->shape(), g32[i]), DType::Float64(), values[i]->shape(),
-                     g64[i], 1e-4, 1e-4);
-  }
+  ExpectFloat32GradientsMatchFloat64(
+      [&](const TensorPtr& x, const TensorPtr& w, const TensorPtr& b) { return ops::Conv3d(x, w, b, k.options()); },
+      {k.x, k.weight_shape(), {k.out}}, k.y_shape());
 }
 
 TEST(Conv3d, Errors) {

@@ -1190,8 +1190,8 @@ OF_API void of_interpolate_options_init(of_interpolate_options_t* options);
  * size is the output's and scale_factor maps coordinates (aten's upsample_*(x, size, scales)). The
  * nearest modes compute the scale in float32, as PyTorch; LINEAR interpolates between the two nearest
  * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), BICUBIC over four
- * (its results may overshoot the inputs' range), in float32 for float32 x and float64 for float64 x. x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED,
- * other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
+ * (its results may overshoot the inputs' range), in float32 for float32 x and float64 for float64 x.
+ * x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED, other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
  * the inputs it read, with their weights. options may be NULL for the defaults (nearest). */
 OF_API of_status_t* of_interpolate(of_session_t* session, const of_tensor_t* x, const int64_t* size, size_t nsize,
                                    OF_NULLABLE const of_interpolate_options_t* options, of_tensor_t** out_tensor);
