@@ -67,7 +67,7 @@ void ArgminKernel(KernelContext& ctx) {
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
       const T* px = x.data<const T>();
       int64_t* po = out.data<int64_t>();
-      ctx.pool.ParallelFor(l.outer * blocks, std::max<int64_t>(1, kGrain / (l.n * std::min(l.inner, kBlock))),
+      ctx.pool.ParallelFor(l.outer * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, l.n * std::min(l.inner, kBlock))),
                            [&](int64_t b, int64_t e) {
         T best[kBlock];
         for (int64_t t = b; t < e; ++t) {

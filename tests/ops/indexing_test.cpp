@@ -901,6 +901,8 @@ TEST(Argmin, FirstMinimumAndFirstNaNForEveryNumericDType) {
     MarkCovered("argmin", dt);
   }
   ExpectError([] { ops::Argmin(RandomTensor(DType::Float32(), Shape{2, 0}), 1); }, {"argmin: ", "size 0"});
+  // Over a non-empty dim with nothing beside it: an empty result (found by fuzz_ops: a division by zero).
+  EXPECT_EQ(ops::Argmin(RandomTensor(DType::Float32(), Shape{3, 0}), 0)->shape(), (Shape{0}));
   ExpectError([] { ops::Argmin(RandomTensor(DType::Float32(), Shape{2, 3}), 2); }, {"argmin: ", "dim"});
 }
 
