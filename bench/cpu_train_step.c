@@ -1,24 +1,31 @@
 /* Times training steps on the CPU through the C ABI: forward, cross-entropy, backward and an SGD step
  * (momentum 0.9), run eagerly (op by op) and through a lazy graph (the same code traced once into a
- * graph with the backward and the update, compiled, then one of_graph_run per step). The same three
- * models as bench/pytorch_train_step.py, built the same way (torchvision's ResNet-50 and ResNet-18
- * layouts, an MLP 64-128-10):
+ * graph with the backward and the update, compiled, then one of_graph_run per step). The same models as
+ * bench/pytorch_train_step.py and bench/libtorch_train_step.cpp, built the same way (torchvision's
+ * ResNet-50 and ResNet-18 layouts, an MLP 64-128-10), at these batch sizes unless --batch overrides:
  *
- *   resnet50  batch 1,  3x224x224, 1000 classes
- *   resnet18  batch 8,  3x64x64,   1000 classes
- *   mlp       batch 32, 64 -> 128 -> ReLU -> 10
+ *   resnet50  batch 1, 4 and 16, 3x224x224, 1000 classes
+ *   resnet18  batch 8,           3x64x64,   1000 classes
+ *   mlp       batch 32,          64 -> 128 -> ReLU -> 10
  *
- *   cpu_train_step [--model all|resnet50|resnet18|mlp] [--mode both|eager|lazy] [--threads N]
+ *   cpu_train_step [--model all|LIST] [--batch N] [--mode both|eager|lazy] [--threads N]
  *                  [--warmup N] [--iters N]
  *
- * Prints one line per model and mode:
- * "model=<name> mode=eager|lazy batch=<n> threads=<t> median_ms=<x> min_ms=<y>" (bench/compare_cpu.py
- * reads these lines). Both modes train the same parameters in one session, each with its own optimizer,
- * and their steps alternate; neither reads the loss back (nor does the PyTorch side). */
+ * LIST is comma-separated (e.g. resnet50,mlp). Prints one line per model, batch and mode:
+ * "model=<name> impl=oneflow_c mode=eager|lazy format=nchw batch=<n> threads=<t> warmup=<w> iters=<i>
+ * median_ms=<x> min_ms=<y> gflop=<f> gflops=<g> max_rss_mb=<m>" (bench/compare_cpu.py reads these lines):
+ * gflop is the step's floating-point work, counted from the shapes as 3x the forward's convolutions and
+ * linear layers (2 flops per multiply-add; the backward computes two products of the forward's size),
+ * gflops = gflop / median; max_rss_mb is the process's peak resident memory so far (getrusage), so run
+ * one model and one mode per process for a per-model figure (compare_cpu.py does). With --mode both,
+ * both modes train the same parameters in one session, each with its own optimizer, and their steps
+ * alternate; neither reads the loss back (nor do the PyTorch sides). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <oneflow/oneflow_c.h>
 
@@ -42,6 +49,7 @@ typedef struct {
   size_t nstate;
   of_tensor_t* temps[kMaxTemps];
   size_t ntemps;
+  double forward_flops; /* of the convolutions and linear layers run since it was last reset */
 } net_t;
 
 static of_tensor_t* temp(net_t* n, of_tensor_t* t) {
@@ -55,6 +63,18 @@ static of_tensor_t* temp(net_t* n, of_tensor_t* t) {
 static void release_temps(net_t* n) {
   for (size_t i = 0; i < n->ntemps; ++i) of_tensor_release(n->temps[i]);
   n->ntemps = 0;
+}
+
+/* Adds the flops of an op whose output `y` has `outputs` elements per multiply-add chain of length `chain`
+ * (conv: Cin * k * k per output element; linear: in_features per output element). */
+static void count_flops(net_t* n, const of_tensor_t* y, double chain) {
+  int64_t dims[8];
+  size_t ndim = 0;
+  CHECK(of_tensor_ndim(y, &ndim));
+  CHECK(of_tensor_dims(y, dims, 8));
+  double outputs = 1.0;
+  for (size_t i = 0; i < ndim; ++i) outputs *= (double)dims[i];
+  n->forward_flops += 2.0 * outputs * chain;
 }
 
 static of_tensor_t* param(net_t* n, const int64_t* dims, size_t ndim, double fill, int kaiming) {
@@ -78,11 +98,12 @@ static of_tensor_t* state(net_t* n, int64_t channels, double fill) {
 typedef struct {
   of_tensor_t *weight, *gamma, *beta, *mean, *var;
   int stride, pad;
+  int64_t chain; /* in channels x k x k: multiply-adds per output element */
 } conv_bn_t;
 
 static conv_bn_t conv_bn(net_t* n, int64_t in, int64_t out, int64_t k, int stride, int pad) {
   const int64_t wdims[4] = {out, in, k, k};
-  conv_bn_t c = {.stride = stride, .pad = pad};
+  conv_bn_t c = {.stride = stride, .pad = pad, .chain = in * k * k};
   c.weight = param(n, wdims, 4, 0.0, 1);
   c.gamma = param(n, &out, 1, 1.0, 0);
   c.beta = param(n, &out, 1, 0.0, 0);
@@ -100,6 +121,7 @@ static of_tensor_t* run_conv_bn(net_t* n, const conv_bn_t* c, of_tensor_t* x, in
   of_batch_norm_options_init(&bo);
   of_tensor_t *y = NULL, *z = NULL;
   CHECK(of_conv2d(n->s, x, c->weight, NULL, &co, &y));
+  count_flops(n, y, (double)c->chain);
   CHECK(of_batch_norm(n->s, temp(n, y), c->gamma, c->beta, c->mean, c->var, &bo, &z));
   temp(n, z);
   if (!relu) return z;
@@ -160,6 +182,7 @@ typedef struct {
   int nblocks;
   /* head (both): fc1 for the MLP's first layer */
   of_tensor_t *fc1_w, *fc1_b, *fc_w, *fc_b;
+  int64_t fc_in; /* the last linear layer's in features */
   int is_mlp;
 } model_t;
 
@@ -175,6 +198,7 @@ static void build_resnet(net_t* n, model_t* m, const int* layers, int bottleneck
     }
   }
   const int64_t fc_dims[2] = {m->classes, in};
+  m->fc_in = in;
   m->fc_w = param(n, fc_dims, 2, 0.0, 1);
   m->fc_b = param(n, &m->classes, 1, 0.0, 0);
 }
@@ -185,6 +209,7 @@ static void build_mlp(net_t* n, model_t* m) {
   m->fc1_b = param(n, &b1, 1, 0.0, 0);
   m->fc_w = param(n, d2, 2, 0.0, 1);
   m->fc_b = param(n, &b2, 1, 0.0, 0);
+  m->fc_in = 128;
 }
 
 static of_tensor_t* forward(net_t* n, const model_t* m, of_tensor_t* x) {
@@ -192,6 +217,7 @@ static of_tensor_t* forward(net_t* n, const model_t* m, of_tensor_t* x) {
   if (m->is_mlp) {
     of_tensor_t *y = NULL, *r = NULL;
     CHECK(of_linear(n->s, x, m->fc1_w, m->fc1_b, &y));
+    count_flops(n, y, 64.0);
     CHECK(of_relu(n->s, temp(n, y), &r));
     h = temp(n, r);
   } else {
@@ -212,6 +238,7 @@ static of_tensor_t* forward(net_t* n, const model_t* m, of_tensor_t* x) {
   }
   of_tensor_t* logits = NULL;
   CHECK(of_linear(n->s, h, m->fc_w, m->fc_b, &logits));
+  count_flops(n, logits, (double)m->fc_in);
   return temp(n, logits);
 }
 
@@ -228,10 +255,22 @@ static int compare_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-static void report(const char* name, const char* mode, int64_t batch, int threads, double* times, int iters) {
-  qsort(times, (size_t)iters, sizeof(double), compare_double);
-  printf("model=%s mode=%s batch=%lld threads=%d median_ms=%.4f min_ms=%.4f\n", name, mode, (long long)batch, threads,
-         times[iters / 2], times[0]);
+typedef struct {
+  const char* mode;
+  int64_t batch;
+  int threads, warmup, iters;
+  double step_gflop;
+} run_t;
+
+static void report(const char* name, const run_t* r, double* times) {
+  qsort(times, (size_t)r->iters, sizeof(double), compare_double);
+  const double median = times[r->iters / 2];
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru); /* ru_maxrss in KiB on Linux */
+  printf("model=%s impl=oneflow_c mode=%s format=nchw batch=%lld threads=%d warmup=%d iters=%d median_ms=%.4f "
+         "min_ms=%.4f gflop=%.4f gflops=%.2f max_rss_mb=%.1f\n",
+         name, r->mode, (long long)r->batch, r->threads, r->warmup, r->iters, median, times[0], r->step_gflop,
+         r->step_gflop / (median * 1e-3), (double)ru.ru_maxrss / 1024.0);
   fflush(stdout);
 }
 
@@ -266,24 +305,35 @@ static of_graph_t* build_train_graph(net_t* n, const model_t* m, of_optimizer_t*
   return g;
 }
 
-static void bench(const char* name, int threads, int warmup, int iters, int eager, int lazy) {
+/* (warmup, iters) when not given: enough steps for a stable median without taking minutes on two cores
+ * (the same rule as bench/pytorch_train_step.py). */
+static void default_steps(const char* name, int64_t batch, int* warmup, int* iters) {
+  if (strcmp(name, "mlp") == 0) {
+    *warmup = 200, *iters = 2000;
+    return;
+  }
+  const double images = (double)batch * (strcmp(name, "resnet50") == 0 ? 1.0 : 0.1); /* resnet18 at 64x64 */
+  *warmup = images <= 1 ? 3 : images <= 4 ? 2 : 1;
+  *iters = images <= 1 ? 7 : images <= 4 ? 5 : 3;
+}
+
+static void bench(const char* name, int64_t batch, int threads, int warmup, int iters, int eager, int lazy) {
   of_session_options_t so;
   of_session_options_init(&so);
   so.num_threads = threads;
   net_t* n = calloc(1, sizeof *n);
   model_t* m = calloc(1, sizeof *m);
   CHECK(of_session_create(&so, &n->s));
-  m->name = name;
   if (strcmp(name, "resnet50") == 0) {
     static const int layers[4] = {3, 4, 6, 3};
-    *m = (model_t){.name = name, .batch = 1, .input_dims = {1, 3, 224, 224}, .input_ndim = 4, .classes = 1000};
+    *m = (model_t){.name = name, .batch = batch, .input_dims = {batch, 3, 224, 224}, .input_ndim = 4, .classes = 1000};
     build_resnet(n, m, layers, 1);
   } else if (strcmp(name, "resnet18") == 0) {
     static const int layers[4] = {2, 2, 2, 2};
-    *m = (model_t){.name = name, .batch = 8, .input_dims = {8, 3, 64, 64}, .input_ndim = 4, .classes = 1000};
+    *m = (model_t){.name = name, .batch = batch, .input_dims = {batch, 3, 64, 64}, .input_ndim = 4, .classes = 1000};
     build_resnet(n, m, layers, 0);
   } else {
-    *m = (model_t){.name = name, .batch = 32, .input_dims = {32, 64}, .input_ndim = 2, .classes = 10, .is_mlp = 1};
+    *m = (model_t){.name = name, .batch = batch, .input_dims = {batch, 64}, .input_ndim = 2, .classes = 10, .is_mlp = 1};
     build_mlp(n, m);
   }
   of_tensor_t *x = NULL, *target = NULL, *u = NULL, *scaled = NULL;
@@ -297,6 +347,7 @@ static void bench(const char* name, int threads, int warmup, int iters, int eage
   /* With both modes, eager and lazy steps alternate, so that load changes on a shared machine hit both. */
   of_optimizer_t* eager_opt = eager ? make_sgd(n) : NULL;
   of_optimizer_t* lazy_opt = lazy ? make_sgd(n) : NULL;
+  n->forward_flops = 0.0;
   of_graph_t* g = lazy ? build_train_graph(n, m, lazy_opt) : NULL;
   const of_tensor_t* inputs[2] = {x, target};
   double* eager_times = calloc((size_t)iters, sizeof(double));
@@ -305,6 +356,7 @@ static void bench(const char* name, int threads, int warmup, int iters, int eage
   for (int i = lazy ? -1 : 0; i < warmup + iters; ++i) {
     if (eager && i >= 0) {
       const double t0 = now_ms();
+      n->forward_flops = 0.0;
       of_tensor_t* loss = NULL;
       CHECK(of_cross_entropy(n->s, forward(n, m, x), target, NULL, &loss));
       temp(n, loss);
@@ -322,8 +374,17 @@ static void bench(const char* name, int threads, int warmup, int iters, int eage
       if (i >= warmup) lazy_times[i - warmup] = now_ms() - t0;
     }
   }
-  if (eager) report(name, "eager", m->batch, threads, eager_times, iters);
-  if (lazy) report(name, "lazy", m->batch, threads, lazy_times, iters);
+  /* forward_flops holds one forward's count (the eager steps' last, or the lazy trace's). */
+  run_t r = {.batch = batch, .threads = threads, .warmup = warmup, .iters = iters,
+             .step_gflop = 3.0 * n->forward_flops * 1e-9};
+  if (eager) {
+    r.mode = "eager";
+    report(name, &r, eager_times);
+  }
+  if (lazy) {
+    r.mode = "lazy";
+    report(name, &r, lazy_times);
+  }
 
   free(eager_times);
   free(lazy_times);
@@ -339,23 +400,38 @@ static void bench(const char* name, int threads, int warmup, int iters, int eage
   free(m);
 }
 
+static int usage(const char* prog) {
+  fprintf(stderr,
+          "usage: %s [--model all|LIST] [--batch N] [--mode both|eager|lazy] [--threads N] [--warmup N] [--iters N]\n"
+          "LIST: comma-separated names among mlp, resnet18, resnet50\n",
+          prog);
+  return 2;
+}
+
+/* Whether `name` is in the comma-separated `list` (or the list is "all"). */
+static int selected(const char* list, const char* name) {
+  if (strcmp(list, "all") == 0) return 1;
+  const size_t len = strlen(name);
+  for (const char* p = list; p != NULL; p = strchr(p, ',')) {
+    if (*p == ',') ++p;
+    if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0')) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* model = "all";
   const char* mode = "both";
-  int threads = 0, warmup = -1, iters = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int threads = 0, warmup = -1, iters = -1, batch = 0;
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 >= argc) return usage(argv[0]);
     if (strcmp(argv[i], "--model") == 0) model = argv[i + 1];
     else if (strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
     else if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--iters") == 0) iters = atoi(argv[i + 1]);
-    else {
-      fprintf(stderr,
-              "usage: %s [--model all|resnet50|resnet18|mlp] [--mode both|eager|lazy] [--threads N] [--warmup N] "
-              "[--iters N]\n",
-              argv[0]);
-      return 2;
-    }
+    else if (strcmp(argv[i], "--batch") == 0) batch = atoi(argv[i + 1]);
+    else return usage(argv[0]);
   }
   const int eager = strcmp(mode, "both") == 0 || strcmp(mode, "eager") == 0;
   const int lazy = strcmp(mode, "both") == 0 || strcmp(mode, "lazy") == 0;
@@ -363,13 +439,26 @@ int main(int argc, char** argv) {
     fprintf(stderr, "--mode must be both, eager or lazy, got %s\n", mode);
     return 2;
   }
-  static const char* const all[3] = {"mlp", "resnet18", "resnet50"};
+  if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN); /* the session's default: all cores */
+  static const struct {
+    const char* name;
+    int64_t batches[3];
+  } models[3] = {{"mlp", {32}}, {"resnet18", {8}}, {"resnet50", {1, 4, 16}}};
+  int found = 0;
   for (int i = 0; i < 3; ++i) {
-    if (strcmp(model, "all") != 0 && strcmp(model, all[i]) != 0) continue;
-    /* Defaults: enough steps for a stable median without taking minutes on two cores. */
-    const int is_mlp = i == 0, is_r50 = i == 2;
-    bench(all[i], threads, warmup >= 0 ? warmup : (is_mlp ? 200 : 3), iters > 0 ? iters : (is_mlp ? 2000 : (is_r50 ? 7 : 11)),
-          eager, lazy);
+    if (!selected(model, models[i].name)) continue;
+    ++found;
+    for (int b = 0; b < 3; ++b) {
+      const int64_t bs = batch > 0 ? batch : models[i].batches[b];
+      if (bs == 0 || (batch > 0 && b > 0)) break;
+      int w = 0, it = 0;
+      default_steps(models[i].name, bs, &w, &it);
+      bench(models[i].name, bs, threads, warmup >= 0 ? warmup : w, iters > 0 ? iters : it, eager, lazy);
+    }
+  }
+  if (!found) {
+    fprintf(stderr, "no known model in --model %s\n", model);
+    return usage(argv[0]);
   }
   return 0;
 }

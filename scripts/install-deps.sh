@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages oneflow_c needs, idempotently: it asks apt-get only for what is missing.
 # Usage: scripts/install-deps.sh [--bench]  (as root, or with sudo available)
-#   --bench  also installs Debian's PyTorch and torchvision, the comparison of bench/compare_cpu.py
+#   --bench  also installs what bench/ compares with: Debian's PyTorch and torchvision (the Python scripts),
+#            libtorch's C++ headers (bench/libtorch_train_step.cpp) and perf (profiling the bench programs)
 set -euo pipefail
 
 packages=(
@@ -18,7 +19,7 @@ packages=(
                                              # compile the engine: lambdas capturing structured bindings)
 )
 if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-torch python3-torchvision)
+  packages+=(python3-torch python3-torchvision libtorch-dev linux-perf)
 fi
 
 missing=()

@@ -2,7 +2,7 @@
  * (--graph) through lazy graphs.
  *
  *   train_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N]
- *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph]
+ *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
@@ -16,7 +16,12 @@
  * returns the number of correct predictions). Their batch dim is OF_DIM_UNKNOWN, so the last, smaller
  * batch runs the same graph (compiled once more for that size). The learning rate still changes
  * between runs (of_optimizer_set_lr), and each run updates the eager parameter tensors in place, which
- * are what gets saved. */
+ * are what gets saved.
+ *
+ * --summary adds one line per epoch for programs (bench/compare_fashion_mnist.py):
+ * "bench: epoch=<n> train_s=<s> eval_s=<s> images_per_s=<x> loss=<x> accuracy=<0..1>", the training and
+ * the evaluation part of the epoch timed separately (with --graph, each includes its graph's compilation
+ * in the first epoch). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,15 +348,18 @@ typedef struct {
   const char* out_path;
   size_t limit; /* use only the first N training examples (0 = all) */
   int graph;    /* train and evaluate through lazy graphs */
+  int summary;  /* print a "bench: key=value ..." line per epoch */
 } options_t;
 
 static void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N] [--seed N]\n"
-          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph]\n"
+          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]\n"
           "defaults: 2 epochs, batch 64, lr 0.05, width 16, all cores, data in /usr/share/datasets/fashion-mnist,\n"
           "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate);\n"
-          "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch)\n",
+          "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch);\n"
+          "--summary = also print per epoch \"bench: epoch=N train_s=S eval_s=S images_per_s=X loss=X accuracy=A\"\n"
+          "(training and evaluation timed separately; for bench/compare_fashion_mnist.py)\n",
           prog);
 }
 
@@ -367,6 +375,10 @@ static int parse_options(int argc, char** argv, options_t* o) {
     }
     if (strcmp(arg, "--graph") == 0) {
       o->graph = 1;
+      continue;
+    }
+    if (strcmp(arg, "--summary") == 0) {
+      o->summary = 1;
       continue;
     }
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
@@ -553,9 +565,16 @@ int main(int argc, char** argv) {
       }
     }
     if (tty) fprintf(stderr, "\n");
+    const double trained = now_seconds();
     accuracy = evaluate(s, &model, eval_graph, &test, kEvalBatch, ibuf, lbuf, &print_eval_plan);
+    const double evaluated = now_seconds();
     printf("epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.1f s\n", epoch, opt.epochs,
-           loss_sum / (double)seen, 100.0 * accuracy, now_seconds() - started);
+           loss_sum / (double)seen, 100.0 * accuracy, evaluated - started);
+    if (opt.summary) {
+      printf("bench: epoch=%d train_s=%.4f eval_s=%.4f images_per_s=%.1f loss=%.4f accuracy=%.4f\n", epoch,
+             trained - started, evaluated - trained, (double)seen / (trained - started), loss_sum / (double)seen,
+             accuracy);
+    }
     fflush(stdout);
   }
 
