@@ -1,11 +1,12 @@
 // Compiling a traced Program for concrete input shapes, and running the result. Internal to core/graph.
 //
-// Compile: concrete shape inference over every node (the traced dims resolved; errors name the op),
-// dead-code elimination (nodes that neither reach an output nor write a variable), fusion
-// (conv2d -> batch_norm(inference) [-> relu] into fused_conv_bn_act; chains of elementwise ops into one
-// fused_elementwise), kernel selection, in-place reuse (an elementwise op writes into an input buffer
-// whose last reader it is) and liveness-based memory planning (core/graph/memory_plan.h): every
-// intermediate lives in one arena at a planned offset. Graph outputs get fresh storage on each run.
+// Compile (Note [The graph compiler's pipeline] in compile.cpp): concrete shape inference over every
+// node (the traced dims resolved; errors name the op), dead-code elimination (nodes that neither reach an
+// output nor write a variable), fusion (an op and the inference batch norm [+ relu] after it into its
+// fold_batch_norm form; trees of elementwise ops into one fused_elementwise), kernel and memory-format
+// selection, in-place reuse (an elementwise op writes into an input buffer whose last reader it is) and
+// liveness-based memory planning (core/graph/memory_plan.h): every intermediate lives in one arena at a
+// planned offset, in its memory format. Graph outputs get fresh storage on each run.
 #pragma once
 
 #include <memory>
@@ -23,6 +24,7 @@ struct Executable {
     const OpDef* op = nullptr;
     Attrs attrs{};
     KernelFn kernel = nullptr;  // null for view ops
+    MemoryFormat layout = MemoryFormat::kContiguous;  // the call's memory format (core/op/layout.h)
     std::vector<int32_t> inputs{}, outputs{};  // value ids (-1: absent optional input)
     std::vector<TensorPtr> in{}, out{};        // per-run scratch, reused
     int32_t update = -1;    // index of the Graph update whose attributes are refreshed before each run

@@ -1,5 +1,7 @@
 #include "core/graph/compile.h"
 
+#include "core/op/layout.h"
+
 #include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
 
@@ -53,14 +55,7 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
     try {
       for (size_t k = 0; k < step.inputs.size(); ++k) {
         const int32_t v = step.inputs[k];
-        TensorPtr t = v < 0 ? TensorPtr() : exe.tensors[static_cast<size_t>(v)];
-        if (t && !op.strided_inputs && op.view == nullptr && !t->is_contiguous()) {
-          const bool mutated = std::find(op.mutated_inputs.begin(), op.mutated_inputs.end(), static_cast<int>(k)) !=
-                               op.mutated_inputs.end();
-          OF_CHECK(!mutated) << "input '" << op.inputs[k] << "' is updated in place and must be contiguous";
-          t = MakeContiguous(t, &pool);
-        }
-        step.in[k] = std::move(t);
+        step.in[k] = KernelInput(op, k, v < 0 ? TensorPtr() : exe.tensors[static_cast<size_t>(v)], step.layout, &pool);
       }
       if (op.view != nullptr) {
         const auto v = static_cast<size_t>(step.outputs[0]);
@@ -70,7 +65,7 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
       for (size_t j = 0; j < step.outputs.size(); ++j) {
         const auto v = static_cast<size_t>(step.outputs[j]);
         if (exe.slots[v] == Executable::Slot::kFresh) {
-          exe.tensors[v] = Empty(exe.metas[v].dtype, exe.metas[v].shape, exe.metas[v].device);
+          exe.tensors[v] = Empty(exe.metas[v].dtype, exe.metas[v].shape, exe.metas[v].device, exe.metas[v].format);
         }
         step.out[j] = exe.tensors[v];
       }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/autograd/autograd.h"
+#include "core/op/layout.h"
 #include "core/session/session.h"
 #include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
@@ -81,15 +82,8 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
   if (kernel == nullptr) {
     OF_THROW(Unimplemented) << "no kernel for dtype " << key << " on " << device;
   }
-  if (!op.strided_inputs) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i] || inputs[i]->is_contiguous()) continue;
-      bool mutated = false;
-      for (int m : op.mutated_inputs) mutated |= static_cast<size_t>(m) == i;
-      OF_CHECK(!mutated) << "input '" << op.inputs[i] << "' is updated in place and must be contiguous";
-      inputs[i] = MakeContiguous(inputs[i], &session.thread_pool());
-    }
-  }
+  const MemoryFormat layout = CallLayout(op, *kernel, in_metas, attrs);
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = KernelInput(op, i, inputs[i], layout, &session.thread_pool());
   for (const TensorPtr& t : inputs) {
     if (t) CheckSavedVersion(*t);  // a backward reading what the forward saved
   }
@@ -99,7 +93,10 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
       if (t) CheckWritable(*t, "input '" + op.inputs[static_cast<size_t>(m)] + "'");
     }
   }
-  for (const TensorMeta& m : out_metas) outputs.push_back(Empty(m.dtype, m.shape, m.device));
+  for (size_t j = 0; j < out_metas.size(); ++j) {
+    const TensorMeta& m = out_metas[j];
+    outputs.push_back(Empty(m.dtype, m.shape, m.device, OutputFormat(op, j, m.shape, layout)));
+  }
   KernelContext ctx{inputs, outputs, attrs, session.thread_pool(), session.generator()};
   kernel->fn(ctx);
   op.MarkInputsWritten(inputs, attrs);
@@ -108,7 +105,7 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
 
 }  // namespace
 
-TensorMeta MetaOf(const Tensor& t) { return TensorMeta{t.dtype(), t.shape(), t.device()}; }
+TensorMeta MetaOf(const Tensor& t) { return TensorMeta{t.dtype(), t.shape(), t.device(), t.memory_format()}; }
 
 std::vector<TensorPtr> Apply(const OpDef& op, std::vector<TensorPtr> inputs, Attrs attrs) {
   try {

@@ -25,16 +25,20 @@
 
 namespace oneflow {
 
-// What shape inference sees of a tensor. Lazy tensors may have unknown or symbolic dims.
+// What shape inference sees of a tensor. Lazy tensors may have unknown or symbolic dims. `format` is
+// the value's memory format (canonical for its shape); inference functions ignore it, and what they
+// return in it is replaced by the call's layout (core/op/layout.h).
 struct TensorMeta {
   Symbol<DType> dtype;
   Shape shape;
   Device device;
+  MemoryFormat format = MemoryFormat::kContiguous;
 };
 
-// What a kernel gets: concrete inputs (contiguous unless the op takes strided inputs), outputs
-// allocated from the inferred metas (contiguous, uninitialised), the call's attributes (defaults
-// filled in), and the calling session's thread pool and generator.
+// What a kernel gets: concrete inputs (contiguous unless the op takes strided inputs; the op's
+// layout_inputs in the call's memory format), outputs allocated from the inferred metas (uninitialised;
+// contiguous, but for the op's layout_outputs, which are in the call's format), the call's attributes
+// (defaults filled in), and the calling session's thread pool and generator.
 struct KernelContext {
   std::span<const TensorPtr> inputs;
   std::span<const TensorPtr> outputs;
@@ -51,6 +55,9 @@ struct KernelDef {
   DeviceType device;
   std::vector<DataType> dtypes;  // dtypes of the op's dtype_input this kernel accepts
   KernelFn fn;
+  // The kernel reads its op's layout_inputs and writes its layout_outputs in either memory format (the
+  // call's: OpDef::layout); false: the op's calls with this kernel are contiguous.
+  bool channels_last = false;
 };
 
 // What a backward function gets. inputs/outputs are the forward call's tensors (detached: no autograd
@@ -70,6 +77,9 @@ using BackwardFn = std::vector<TensorPtr> (*)(const BackwardContext& ctx);
 // The inference function: output metas from input metas. Errors are InvalidArgument naming the
 // argument and the shapes; dispatch prefixes them with the op's name.
 using InferFn = std::vector<TensorMeta> (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
+
+// The memory format a call works in (Note [Channels-last activations]; rules in core/op/layout.h).
+using LayoutFn = MemoryFormat (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
 
 // A view op's eager implementation: the output as a view of inputs[0]'s storage.
 using ViewFn = TensorPtr (*)(const TensorPtr& input, const TensorMeta& out, const Attrs& attrs);
@@ -97,6 +107,23 @@ struct OpDef {
   // Whether a call with these attributes writes its mutated_inputs (batch_norm only in training);
   // null: every call does. The graph keeps calls that write as side effects.
   bool (*writes_inputs)(const Attrs& attrs) = nullptr;
+  // Memory formats (core/op/layout.h): the call's format where the kernel handles channels last (null:
+  // always contiguous); the inputs that reach the kernel in it (for a variadic last input, its index
+  // stands for all of them) and the outputs allocated in it.
+  LayoutFn layout = nullptr;
+  std::vector<int> layout_inputs{};
+  std::vector<int> layout_outputs{};
+  // What the graph compiler's passes match ops by (core/graph/passes/passes.h):
+  // element i of the output reads only element i of each input of its shape (a graph may write the
+  // output into such an input's buffer when that input dies there);
+  bool elementwise = false;
+  // the fused_elementwise instruction (core/ops/fused.h) computing this op, or -1;
+  int64_t fused_opcode = -1;
+  // the op that computes this op followed by an inference batch_norm [+ relu] (conv2d: fused_conv_bn_act);
+  std::string fold_batch_norm{};
+  // a batch normalization: inputs (x, weight, bias, running_mean, running_var), outputs (y, saved_mean,
+  // saved_var), attributes training and eps.
+  bool batch_norm = false;
 
   bool IsOptionalInput(size_t i) const;
   // Whether a call with `attrs` writes its mutated_inputs (see writes_inputs).

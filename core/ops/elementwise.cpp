@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/fused.h"
 #include "core/ops/cpu/elementwise_defs.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
@@ -288,13 +289,13 @@ OpDef BinaryOp(std::string name, BackwardFn backward, KernelFn kernel = BinaryKe
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& registry) {
-  registry.Register(BinaryOp<AddFn, Domain::kAny>("add", AddBackward));
-  registry.Register(BinaryOp<SubFn, Domain::kNotBool>("sub", SubBackward));
-  registry.Register(BinaryOp<MulFn, Domain::kAny>("mul", MulBackward));
-  registry.Register(BinaryOp<DivFn, Domain::kFloating>("div", DivBackward));
-  registry.Register(BinaryOp<PowFn, Domain::kNotBool>("pow", PowBackward, PowKernel));
-  registry.Register(BinaryOp<MaximumFn, Domain::kAny>("maximum", ExtremumBackward<true>));
-  registry.Register(BinaryOp<MinimumFn, Domain::kAny>("minimum", ExtremumBackward<false>));
+  registry.Register(Fusable(BinaryOp<AddFn, Domain::kAny>("add", AddBackward), FusedOpcode::kAdd));
+  registry.Register(Fusable(BinaryOp<SubFn, Domain::kNotBool>("sub", SubBackward), FusedOpcode::kSub));
+  registry.Register(Fusable(BinaryOp<MulFn, Domain::kAny>("mul", MulBackward), FusedOpcode::kMul));
+  registry.Register(Fusable(BinaryOp<DivFn, Domain::kFloating>("div", DivBackward), FusedOpcode::kDiv));
+  registry.Register(Fusable(BinaryOp<PowFn, Domain::kNotBool>("pow", PowBackward, PowKernel), FusedOpcode::kPow));
+  registry.Register(Fusable(BinaryOp<MaximumFn, Domain::kAny>("maximum", ExtremumBackward<true>), FusedOpcode::kMaximum));
+  registry.Register(Fusable(BinaryOp<MinimumFn, Domain::kAny>("minimum", ExtremumBackward<false>), FusedOpcode::kMinimum));
   registry.Register(BinaryOp<GtFn, Domain::kAny, true>("gt", nullptr));
   registry.Register(BinaryOp<GeFn, Domain::kAny, true>("ge", nullptr));
   registry.Register(BinaryOp<LtFn, Domain::kAny, true>("lt", nullptr));

@@ -8,6 +8,8 @@
 // inputs only are computed once per call, not per element. The last instruction writes the output.
 #include "core/ops/fused.h"
 
+#include "core/op/layout.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -346,10 +348,9 @@ std::vector<TensorMeta> InferFusedElementwise(std::span<const TensorMeta> in, co
 }  // namespace
 
 std::optional<FusedOpcode> FusedOpcodeForOp(std::string_view op_name) {
-  for (int64_t c = 0; c < kNumFusedOpcodes; ++c) {
-    if (op_name == kOpcodes[c].name) return static_cast<FusedOpcode>(c);
-  }
-  return std::nullopt;
+  const OpDef* op = OpRegistry::Global().Find(op_name);
+  if (op == nullptr || op->fused_opcode < 0) return std::nullopt;
+  return static_cast<FusedOpcode>(op->fused_opcode);
 }
 
 int FusedOpcodeArity(FusedOpcode code) { return Info(code).arity; }
@@ -364,7 +365,12 @@ void RegisterFusedOps(OpRegistry& registry) {
       .outputs = {"y"},
       .attrs = {{"program", std::vector<int64_t>{}, /*required=*/true}},
       .infer = InferFusedElementwise,
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, FusedElementwiseKernelAny}},
+      // The kernel runs one flat loop: every input that is not one element has the output's format.
+      .kernels = {{DeviceType::kCPU, kFloatingTypes, FusedElementwiseKernelAny, /*channels_last=*/true}},
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0},
+      .elementwise = true,
   });
   RegisterFusedConvOps(registry);
 }

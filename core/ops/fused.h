@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/op/op_registry.h"
 #include "core/ops/ops.h"
 
 namespace oneflow {
@@ -48,8 +49,14 @@ enum class FusedOpcode : int64_t {
 };
 inline constexpr int64_t kNumFusedOpcodes = 19;
 
-// The opcode of a registered op (by name) that fused_elementwise can run; nullopt for every other op
-// (including ops with attributes, such as gelu).
+// `def` declaring that fused_elementwise computes it with `code` (OpDef::fused_opcode), for the op's
+// registration.
+inline OpDef Fusable(OpDef def, FusedOpcode code) {
+  def.fused_opcode = static_cast<int64_t>(code);
+  return def;
+}
+// The opcode that a registered op (by name) declares; nullopt for every other op (including ops with
+// attributes, such as gelu).
 std::optional<FusedOpcode> FusedOpcodeForOp(std::string_view op_name);
 // 1 or 2 operands.
 int FusedOpcodeArity(FusedOpcode code);

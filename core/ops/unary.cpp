@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/fused.h"
 #include "core/ops/cpu/elementwise_defs.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/ops.h"
@@ -221,22 +222,22 @@ const AttrSpec kTanhApproximation{"tanh_approximation", false};
 }  // namespace
 
 void RegisterUnaryOps(OpRegistry& registry) {
-  registry.Register(UnaryOp<NegFn, Domain::kNotBool>("neg", UnaryBackward<NegGrad>));
-  registry.Register(UnaryOp<AbsFn, Domain::kNotBool>("abs", UnaryBackward<AbsGrad>));
-  registry.Register(UnaryOp<ExpFn, Domain::kFloating>("exp", UnaryBackward<ExpGrad>));
-  registry.Register(UnaryOp<LogFn, Domain::kFloating>("log", UnaryBackward<LogGrad>));
-  registry.Register(UnaryOp<SqrtFn, Domain::kFloating>("sqrt", UnaryBackward<SqrtGrad>));
-  registry.Register(UnaryOp<RsqrtFn, Domain::kFloating>("rsqrt", UnaryBackward<RsqrtGrad>));
-  registry.Register(UnaryOp<ReluFn, Domain::kNotBool>("relu", UnaryBackward<ReluGrad>));
-  registry.Register(UnaryOp<SigmoidFn, Domain::kFloating>("sigmoid", UnaryBackward<SigmoidGrad>));
-  registry.Register(UnaryOp<TanhFn, Domain::kFloating>("tanh", UnaryBackward<TanhGrad>));
+  registry.Register(Fusable(UnaryOp<NegFn, Domain::kNotBool>("neg", UnaryBackward<NegGrad>), FusedOpcode::kNeg));
+  registry.Register(Fusable(UnaryOp<AbsFn, Domain::kNotBool>("abs", UnaryBackward<AbsGrad>), FusedOpcode::kAbs));
+  registry.Register(Fusable(UnaryOp<ExpFn, Domain::kFloating>("exp", UnaryBackward<ExpGrad>), FusedOpcode::kExp));
+  registry.Register(Fusable(UnaryOp<LogFn, Domain::kFloating>("log", UnaryBackward<LogGrad>), FusedOpcode::kLog));
+  registry.Register(Fusable(UnaryOp<SqrtFn, Domain::kFloating>("sqrt", UnaryBackward<SqrtGrad>), FusedOpcode::kSqrt));
+  registry.Register(Fusable(UnaryOp<RsqrtFn, Domain::kFloating>("rsqrt", UnaryBackward<RsqrtGrad>), FusedOpcode::kRsqrt));
+  registry.Register(Fusable(UnaryOp<ReluFn, Domain::kNotBool>("relu", UnaryBackward<ReluGrad>), FusedOpcode::kRelu));
+  registry.Register(Fusable(UnaryOp<SigmoidFn, Domain::kFloating>("sigmoid", UnaryBackward<SigmoidGrad>), FusedOpcode::kSigmoid));
+  registry.Register(Fusable(UnaryOp<TanhFn, Domain::kFloating>("tanh", UnaryBackward<TanhGrad>), FusedOpcode::kTanh));
   OpDef gelu = UnaryOp<GeluFn<false>, Domain::kFloating>("gelu", UnaryBackward<GeluGrad>, GeluKernel<GeluFn, 1>);
   gelu.attrs = {kTanhApproximation};
   registry.Register(std::move(gelu));
 
-  registry.Register(cpu::GradOp<ReluGradFn>("relu_backward", "y"));
-  registry.Register(cpu::GradOp<SigmoidGradFn>("sigmoid_backward", "y"));
-  registry.Register(cpu::GradOp<TanhGradFn>("tanh_backward", "y"));
+  registry.Register(Fusable(cpu::GradOp<ReluGradFn>("relu_backward", "y"), FusedOpcode::kReluBackward));
+  registry.Register(Fusable(cpu::GradOp<SigmoidGradFn>("sigmoid_backward", "y"), FusedOpcode::kSigmoidBackward));
+  registry.Register(Fusable(cpu::GradOp<TanhGradFn>("tanh_backward", "y"), FusedOpcode::kTanhBackward));
   OpDef gelu_backward = cpu::GradOp<GeluGradFn<false>>("gelu_backward", "x", GeluKernel<GeluGradFn, 2>);
   gelu_backward.attrs = {kTanhApproximation};
   registry.Register(std::move(gelu_backward));

@@ -1,21 +1,29 @@
 #include "core/tensor/copy.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "core/tensor/factory.h"
 
 namespace oneflow {
 namespace {
 
-// Merges adjacent dims that are contiguous with each other in both tensors, and drops size-1 dims,
-// so that most copies become a few long runs.
+// The dims in dst's memory order (outermost first; so that the copy writes in order, as into a
+// channels-last dst), adjacent dims merged where they are contiguous with each other in both tensors,
+// size-1 dims dropped: most copies become a few long runs.
 struct Layout {
   std::vector<int64_t> sizes, src_strides, dst_strides;
 };
 
 Layout Coalesce(const Tensor& src, const Tensor& dst) {
   Layout l;
-  for (int64_t i = 0; i < src.ndim(); ++i) {
+  std::vector<int64_t> order(static_cast<size_t>(src.ndim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return dst.strides()[static_cast<size_t>(a)] > dst.strides()[static_cast<size_t>(b)];
+  });
+  for (int64_t i : order) {
     const int64_t size = src.shape()[i].value();
     if (size == 1) continue;
     const int64_t ss = src.strides()[static_cast<size_t>(i)], ds = dst.strides()[static_cast<size_t>(i)];
@@ -30,6 +38,23 @@ Layout Coalesce(const Tensor& src, const Tensor& dst) {
     }
   }
   return l;
+}
+
+// `count` elements of `esize` bytes at byte strides `dst_step` and `src_step` (one typed loop per
+// element size instead of a memcpy call per element).
+template <typename T>
+void CopyRunOf(char* d, int64_t dst_step, const char* s, int64_t src_step, int64_t count) {
+  for (int64_t j = 0; j < count; ++j) std::memcpy(d + j * dst_step, s + j * src_step, sizeof(T));
+}
+void CopyRun(char* d, int64_t dst_step, const char* s, int64_t src_step, int64_t count, int64_t esize) {
+  switch (esize) {
+    case 1: return CopyRunOf<uint8_t>(d, dst_step, s, src_step, count);
+    case 2: return CopyRunOf<uint16_t>(d, dst_step, s, src_step, count);
+    case 4: return CopyRunOf<uint32_t>(d, dst_step, s, src_step, count);
+    case 8: return CopyRunOf<uint64_t>(d, dst_step, s, src_step, count);
+    default:
+      for (int64_t j = 0; j < count; ++j) std::memcpy(d + j * dst_step, s + j * src_step, static_cast<size_t>(esize));
+  }
 }
 
 }  // namespace
@@ -69,7 +94,7 @@ void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
       if (sin == esize && din == esize) {
         std::memcpy(dp, sp, static_cast<size_t>(inner * esize));
       } else {
-        for (int64_t j = 0; j < inner; ++j) std::memcpy(dp + j * din, sp + j * sin, static_cast<size_t>(esize));
+        CopyRun(dp, din, sp, sin, inner, esize);
       }
       for (int64_t i = nd - 2; i >= 0; --i) {  // next row index
         if (++idx[static_cast<size_t>(i)] < l.sizes[static_cast<size_t>(i)]) break;
@@ -85,8 +110,8 @@ void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
   }
 }
 
-TensorPtr CopyOf(const TensorPtr& src, ThreadPool* pool) {
-  TensorPtr dst = Empty(src->dtype(), src->shape(), src->device());
+TensorPtr CopyOf(const TensorPtr& src, ThreadPool* pool, MemoryFormat format) {
+  TensorPtr dst = Empty(src->dtype(), src->shape(), src->device(), format);
   CopyStrided(*src, *dst, pool);
   return dst;
 }

@@ -9,8 +9,8 @@ namespace oneflow {
 // Copies src's elements, in row-major order of its shape, into dst's elements at dst's strides.
 // Shapes and dtypes must match. CPU only (the CUDA backend brings its own). `pool` may be null.
 void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool);
-// A new contiguous tensor holding src's elements (never src's memory).
-TensorPtr CopyOf(const TensorPtr& src, ThreadPool* pool);
+// A new tensor in `format` holding src's elements (never src's memory).
+TensorPtr CopyOf(const TensorPtr& src, ThreadPool* pool, MemoryFormat format = MemoryFormat::kContiguous);
 // src itself when contiguous, else CopyOf(src).
 TensorPtr MakeContiguous(const TensorPtr& src, ThreadPool* pool);
 

@@ -94,8 +94,8 @@ double MaxStandardNormalDraw(Symbol<DType> dtype) {
   return std::sqrt(2.0 * bits * std::numbers::ln2);
 }
 
-TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device) {
-  return Tensor::Make(Storage::Allocate(device, ByteSize(dtype, shape)), dtype, shape);
+TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device, MemoryFormat format) {
+  return Tensor::Make(Storage::Allocate(device, ByteSize(dtype, shape)), dtype, shape, format);
 }
 
 int64_t FirstNonBooleanByte(const void* data, int64_t n) {

@@ -13,7 +13,8 @@ namespace oneflow {
 
 // Uninitialised memory, for a writer that sets every element (a kernel's output); of_tensor_empty
 // hands bool tensors out zeroed (Note [Bool bytes]).
-TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device);
+// `format` lays a 4-D tensor out channels last (Note [Channels-last activations]).
+TensorPtr Empty(Symbol<DType> dtype, const Shape& shape, Device device, MemoryFormat format = MemoryFormat::kContiguous);
 // Every element `value`, which must be representable in `dtype` (CheckRepresentable).
 TensorPtr Full(Symbol<DType> dtype, const Shape& shape, double value, Device device);
 // A copy of `nbytes` of host memory, which must equal the tensor's size. Bool data must hold only the

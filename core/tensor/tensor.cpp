@@ -8,13 +8,13 @@
 
 namespace oneflow {
 
-TensorPtr Tensor::Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Shape shape) {
+TensorPtr Tensor::Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Shape shape, MemoryFormat format) {
   CheckStatic(shape, "tensor shape");
   TensorPtr t(new Tensor());
   t->numel_ = shape.numel();
   OF_CHECK_INTERNAL(static_cast<size_t>(t->numel_) * dtype->bytes() <= storage->nbytes())
       << "storage of " << storage->nbytes() << " bytes is too small for " << dtype << " " << shape;
-  t->strides_ = ContiguousStrides(shape);
+  t->strides_ = StridesFor(shape, format);
   t->device_ = storage->device();
   t->storage_ = std::move(storage);
   t->dtype_ = dtype;
@@ -59,15 +59,15 @@ TensorPtr Tensor::Detach() const {
 
 bool Tensor::is_contiguous() const {
   if (is_lazy()) return true;  // lazy values are materialised contiguous
-  // Size-1 dims may have any stride; empty tensors are contiguous.
-  if (numel_ == 0) return true;
-  int64_t expected = 1;
-  for (int64_t i = ndim() - 1; i >= 0; --i) {
-    const int64_t size = shape_[i].value();
-    if (size != 1 && strides_[static_cast<size_t>(i)] != expected) return false;
-    expected *= size;
+  return IsDenseIn(shape_, strides_, MemoryFormat::kContiguous);
+}
+
+MemoryFormat Tensor::memory_format() const {
+  if (is_lazy() || Canonical(shape_, MemoryFormat::kChannelsLast) != MemoryFormat::kChannelsLast ||
+      !IsDenseIn(shape_, strides_, MemoryFormat::kChannelsLast)) {
+    return MemoryFormat::kContiguous;
   }
-  return true;
+  return MemoryFormat::kChannelsLast;
 }
 
 void Tensor::set_requires_grad(bool requires_grad) {

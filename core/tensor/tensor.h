@@ -21,6 +21,7 @@
 
 #include "core/common/dtype.h"
 #include "core/common/intrusive_ptr.h"
+#include "core/common/memory_format.h"
 #include "core/common/shape.h"
 #include "core/tensor/storage.h"
 
@@ -32,8 +33,10 @@ class GradNode;  // core/autograd/autograd.h
 
 class Tensor final : public RefCounted {
  public:
-  // A contiguous tensor over `storage` from byte 0; the storage must hold shape.numel() elements.
-  static TensorPtr Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Shape shape);
+  // A dense tensor over `storage` from byte 0, laid out in `format` (row-major by default); the storage
+  // must hold shape.numel() elements.
+  static TensorPtr Make(std::shared_ptr<Storage> storage, Symbol<DType> dtype, Shape shape,
+                        MemoryFormat format = MemoryFormat::kContiguous);
   // A view sharing `base`'s storage with its own shape, strides and offset (in elements); the caller
   // guarantees every element it addresses lies inside the storage. No autograd state is carried.
   static TensorPtr MakeView(const Tensor& base, Shape shape, std::vector<int64_t> strides, int64_t storage_offset);
@@ -55,6 +58,9 @@ class Tensor final : public RefCounted {
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_->bytes(); }
   Device device() const { return device_; }
   bool is_contiguous() const;
+  // kChannelsLast for a 4-D tensor dense in NHWC order whose strides are not also row-major
+  // (Canonical), else kContiguous (also for tensors dense in neither order, and lazy ones).
+  MemoryFormat memory_format() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   // The version of the storage (Note [Version counter] in storage.h); 0 for a lazy tensor.
   uint64_t version() const { return storage_ ? storage_->version() : 0; }

@@ -108,6 +108,16 @@ void CheckForward(const ConvCase& k, Symbol<DType> dt) {
     NoGradGuard no_grad;  // inference primitives
     ExpectTensorNear(ops::Conv2d(x, w, b, k.options()), dt, k.y_shape(), want, Tol(dt), Tol(dt));
   }
+  // Note [Channels-last activations]: float32 writes y channels last (where that differs from row-major),
+  // from x in either format.
+  const MemoryFormat y_format = dt == DType::Float32() ? Canonical(k.y_shape(), MemoryFormat::kChannelsLast)
+                                                       : MemoryFormat::kContiguous;
+  EXPECT_EQ(ops::Conv2d(x, w, b, k.options())->memory_format(), y_format);
+  if (Canonical(k.x, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast) {
+    const TensorPtr y = ops::Conv2d(ChannelsLast(x), w, b, k.options());
+    ExpectTensorNear(y, dt, k.y_shape(), want, Tol(dt), Tol(dt));
+    EXPECT_EQ(y->memory_format(), y_format);
+  }
   MarkCovered("conv2d", dt);
 }
 
@@ -150,6 +160,23 @@ void CheckBackward(const ConvCase& k, Symbol<DType> dt) {
   ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
   r = Apply(bwd_weight, {NonContiguous(x), NonContiguous(dy), NonContiguous(w)}, k.attrs());
   ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+  // Channels-last x and grad_y (either or both), as a channels-last forward gives them.
+  const bool x_cl = Canonical(k.x, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast;
+  const bool dy_cl = Canonical(ys, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast;
+  if (x_cl || dy_cl) {
+    const TensorPtr xc = x_cl ? ChannelsLast(x) : x, dyc = dy_cl ? ChannelsLast(dy) : dy;
+    const TensorPtr dxc = Apply1(bwd_data, {dyc, w, xc}, k.attrs());
+    ExpectTensorNear(dxc, dt, k.x, dx, Tol(dt), Tol(dt));
+    if (dt == DType::Float32()) {
+      EXPECT_EQ(dxc->memory_format(), Canonical(k.x, MemoryFormat::kChannelsLast));
+    }
+    for (const auto& [xi, dyi] : {std::pair(xc, dy), std::pair(x, dyc), std::pair(xc, dyc)}) {
+      r = Apply(bwd_weight, {xi, dyi, w}, k.attrs());
+      ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+      ExpectTensorNear(r[1], dt, {k.out}, db, Tol(dt), Tol(dt));
+      EXPECT_TRUE(r[0]->is_contiguous());
+    }
+  }
   MarkCovered("conv2d_backward_data", dt);
   MarkCovered("conv2d_backward_weight", dt);
 }

@@ -63,9 +63,11 @@ const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true}, {{4, 3}, true, t
 TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
   for (Symbol<DType> dt : kDTypes) {
     for (const BnCase& k : kCases) {
-      for (bool non_contiguous : {false, true}) {
-        SCOPED_TRACE(fmt::format("{} x {} affine {} running {} non-contiguous {}", dt->name(), k.x, k.affine, k.running,
-                                 non_contiguous));
+      // The layouts of x: as made, non-contiguous, channels last (Note [Channels-last activations]).
+      for (int layout : {0, 1, 2}) {
+        if (layout == 2 && Canonical(k.x, MemoryFormat::kChannelsLast) != MemoryFormat::kChannelsLast) continue;
+        SCOPED_TRACE(fmt::format("{} x {} affine {} running {} layout {}", dt->name(), k.x, k.affine, k.running,
+                                 layout));
         const int64_t c = k.x[1].value();
         const TensorPtr x = RandomTensor(dt, k.x);
         const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
@@ -75,8 +77,12 @@ TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
         const std::vector<double> rm0 = rm ? ToDoubles(rm) : std::vector<double>();
         const std::vector<double> rv0 = rv ? ToDoubles(rv) : std::vector<double>();
         const double momentum = 0.3, eps = 1e-3;
-        std::vector<TensorPtr> r = Apply(BatchNormOp(), {non_contiguous ? NonContiguous(x) : x, w, b, rm, rv},
-                                         {{"training", true}, {"momentum", momentum}, {"eps", eps}});
+        const TensorPtr xl = layout == 0 ? x : layout == 1 ? NonContiguous(x) : ChannelsLast(x);
+        std::vector<TensorPtr> r =
+            Apply(BatchNormOp(), {xl, w, b, rm, rv}, {{"training", true}, {"momentum", momentum}, {"eps", eps}});
+        // y keeps a channels-last x's format (float32: the float64 loops are written for contiguous data).
+        EXPECT_EQ(r[0]->memory_format(), layout == 2 && dt == DType::Float32() ? MemoryFormat::kChannelsLast
+                                                                              : MemoryFormat::kContiguous);
         const Stats s = BatchStats(x);
         ExpectTensorNear(r[0], dt, k.x, Normalize(x, w, b, s.mean, s.var, eps), Tol(dt), Tol(dt));
         ExpectTensorNear(r[1], dt, {c}, s.mean, Tol(dt), Tol(dt));
@@ -180,6 +186,18 @@ TEST(BatchNorm, BackwardOpMatchesFormula) {
         ExpectTensorNear(r[0], dt, k.x, dx, Tol(dt), Tol(dt));
         ExpectTensorNear(r[1], dt, {c}, sum_dy_xhat, Tol(dt), Tol(dt));
         ExpectTensorNear(r[2], dt, {c}, sum_dy, Tol(dt), Tol(dt));
+        if (Canonical(k.x, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast) {
+          // Channels-last x, grad_y or both: grad_x is channels last.
+          for (const auto& [xi, dyi] : {std::pair(ChannelsLast(x), dy), std::pair(x, ChannelsLast(dy)),
+                                        std::pair(ChannelsLast(x), ChannelsLast(dy))}) {
+            r = Apply(bwd, {xi, dyi, w, mean, var}, {{"training", training}, {"eps", eps}});
+            ExpectTensorNear(r[0], dt, k.x, dx, Tol(dt), Tol(dt));
+            EXPECT_EQ(r[0]->memory_format(),
+                      dt == DType::Float32() ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous);
+            ExpectTensorNear(r[1], dt, {c}, sum_dy_xhat, Tol(dt), Tol(dt));
+            ExpectTensorNear(r[2], dt, {c}, sum_dy, Tol(dt), Tol(dt));
+          }
+        }
         MarkCovered("batch_norm_backward", dt);
       }
     }

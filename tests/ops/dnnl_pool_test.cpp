@@ -9,6 +9,10 @@
 namespace oneflow::test {
 namespace {
 
+// Whether a 4-D shape's channels-last layout differs from row-major (Note [Channels-last activations]).
+bool IsChannelsLastShape(const Shape& s) { return Canonical(s, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast; }
+
+
 const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
 double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 1e-5 : 1e-12; }
 
@@ -83,6 +87,12 @@ TEST(MaxPool2d, MatchesLoopsWithIndices) {
       ExpectTensorNear(r[0], dt, ys, y, 0, 0);
       ExpectTensorNear(r[1], DType::Int64(), ys, idx, 0, 0);
       ExpectTensorNear(ops::MaxPool2d(x, k.options()), dt, ys, y, 0, 0);
+      if (IsChannelsLastShape(k.x)) {  // values and indices keep x's format
+        r = Apply(op, {ChannelsLast(x)}, k.attrs(true));
+        ExpectTensorNear(r[0], dt, ys, y, 0, 0);
+        ExpectTensorNear(r[1], DType::Int64(), ys, idx, 0, 0);
+        EXPECT_EQ(r[0]->memory_format(), Canonical(ys, MemoryFormat::kChannelsLast));
+      }
       MarkCovered("max_pool2d", dt);
     }
   }
@@ -100,6 +110,13 @@ TEST(MaxPool2d, EdgeValues) {
     r = Apply(op, {FromDoubles(dt, {1, 1, 2, 2}, {5, 1, 5, 5})}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
     EXPECT_EQ(ToDoubles(r[0])[0], 5);
     EXPECT_EQ(ToDoubles(r[1])[0], 0);
+    // The same two planes as channels of one channels-last x.
+    const TensorPtr two = ChannelsLast(FromDoubles(dt, {1, 2, 2, 2}, {1, NAN, 3, NAN, 5, 1, 5, 5}));
+    r = Apply(op, {two}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
+    EXPECT_TRUE(std::isnan(ToDoubles(r[0])[0]));
+    EXPECT_EQ(ToDoubles(r[1])[0], 3);  // the last NaN
+    EXPECT_EQ(ToDoubles(r[0])[1], 5);
+    EXPECT_EQ(ToDoubles(r[1])[1], 0);  // the first maximum
     // A dilated window that misses the input: -inf and index -1, which the backward skips.
     const TensorPtr z = RandomTensor(dt, {1, 1, 4, 4});
     const Attrs attrs{{"kernel_size", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{1, 1}},
@@ -142,6 +159,11 @@ TEST(MaxPool2d, BackwardOpScattersIntoIndices) {
       const TensorPtr x = RandomTensor(dt, k.x);
       ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), idx, NonContiguous(x)}, k.attrs(true)), dt, k.x, dx, Tol(dt),
                        Tol(dt));
+      if (IsChannelsLastShape(k.x) && IsChannelsLastShape(ys)) {
+        const TensorPtr dxc = Apply1(bwd, {ChannelsLast(dy), ChannelsLast(idx), x}, k.attrs(true));
+        ExpectTensorNear(dxc, dt, k.x, dx, Tol(dt), Tol(dt));
+        EXPECT_EQ(dxc->memory_format(), MemoryFormat::kChannelsLast);
+      }
       MarkCovered("max_pool2d_backward", dt);
     }
   }
@@ -197,6 +219,11 @@ TEST(AvgPool2d, MatchesLoops) {
         y[static_cast<size_t>(o)] += xv[static_cast<size_t>(i)] / static_cast<double>(d);
       });
       ExpectTensorNear(ops::AvgPool2d(NonContiguous(x), k.options()), dt, k.y_shape(), y, Tol(dt), Tol(dt));
+      if (IsChannelsLastShape(k.x)) {
+        const TensorPtr yc = ops::AvgPool2d(ChannelsLast(x), k.options());
+        ExpectTensorNear(yc, dt, k.y_shape(), y, Tol(dt), Tol(dt));
+        EXPECT_EQ(yc->memory_format(), Canonical(k.y_shape(), MemoryFormat::kChannelsLast));
+      }
       MarkCovered("avg_pool2d", dt);
     }
   }
@@ -215,6 +242,11 @@ TEST(AvgPool2d, BackwardOpMatchesLoops) {
       });
       ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), NonContiguous(x)}, k.attrs(false)), dt, k.x, dx, Tol(dt),
                        Tol(dt));
+      if (IsChannelsLastShape(k.y_shape())) {
+        const TensorPtr dxc = Apply1(bwd, {ChannelsLast(dy), x}, k.attrs(false));
+        ExpectTensorNear(dxc, dt, k.x, dx, Tol(dt), Tol(dt));
+        EXPECT_EQ(dxc->memory_format(), Canonical(k.x, MemoryFormat::kChannelsLast));
+      }
       MarkCovered("avg_pool2d_backward", dt);
     }
   }
@@ -261,6 +293,13 @@ TEST(AdaptiveAvgPool2d, MatchesLoops) {
       ExpectTensorNear(ops::AdaptiveAvgPool2d(NonContiguous(x), k.out), dt, ys, y, Tol(dt), Tol(dt));
       ExpectTensorNear(Apply1(bwd, {NonContiguous(dy), NonContiguous(x)}, {{"output_size", k.out}}), dt, k.x, dx,
                        Tol(dt), Tol(dt));
+      if (IsChannelsLastShape(k.x)) {
+        ExpectTensorNear(ops::AdaptiveAvgPool2d(ChannelsLast(x), k.out), dt, ys, y, Tol(dt), Tol(dt));
+        const TensorPtr dxc = Apply1(bwd, {IsChannelsLastShape(ys) ? ChannelsLast(dy) : dy, ChannelsLast(x)},
+                                     {{"output_size", k.out}});
+        ExpectTensorNear(dxc, dt, k.x, dx, Tol(dt), Tol(dt));
+        EXPECT_EQ(dxc->memory_format(), MemoryFormat::kChannelsLast);
+      }
       MarkCovered("adaptive_avg_pool2d", dt);
       MarkCovered("adaptive_avg_pool2d_backward", dt);
     }

@@ -229,10 +229,18 @@ TensorPtr Transposed(const TensorPtr& t) {
   return view;
 }
 
+TensorPtr ChannelsLast(const TensorPtr& t) {
+  EXPECT_EQ(t->ndim(), 4) << "ChannelsLast of " << t->shape().ToString();
+  return CopyOf(t, nullptr, MemoryFormat::kChannelsLast);
+}
+
 std::vector<TensorPtr> Layouts(const TensorPtr& t) {
   std::vector<TensorPtr> out = {t};
   if (t->ndim() > 0 && t->numel() > 1) out.push_back(NonContiguous(t));
   if (t->ndim() > 1 && t->numel() > 1) out.push_back(Transposed(t));
+  if (t->ndim() == 4 && Canonical(t->shape(), MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast) {
+    out.push_back(ChannelsLast(t));
+  }
   return out;
 }
 

@@ -32,7 +32,9 @@ std::vector<double> ToDoubles(const TensorPtr& t);
 TensorPtr NonContiguous(const TensorPtr& t);
 // The same values laid out column-major (every stride reversed).
 TensorPtr Transposed(const TensorPtr& t);
-// t, and where they differ, its NonContiguous and Transposed layouts.
+// A copy of a 4-D t laid out channels last (NHWC order; Note [Channels-last activations]).
+TensorPtr ChannelsLast(const TensorPtr& t);
+// t, and where they differ, its NonContiguous, Transposed and (4-D) ChannelsLast layouts.
 std::vector<TensorPtr> Layouts(const TensorPtr& t);
 
 // Shape, dtype and every value: |a - e| <= atol + rtol * |e|; NaNs must match NaNs.

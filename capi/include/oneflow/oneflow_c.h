@@ -381,6 +381,11 @@ OF_API of_status_t* of_tensor_from_dlpack_legacy(struct DLManagedTensor* managed
  *            new reference, released with of_tensor_release. View ops (reshape when the strides
  *            allow, view, flatten, squeeze, unsqueeze, transpose, permute, narrow, expand; contiguous
  *            of a contiguous tensor) return tensors that share the input's memory.
+ *  Layout    A result's elements may be laid out in another order than row-major: float32 2-D
+ *            convolutions write (N, C, H, W) results channels last (NHWC in memory, oneDNN's fastest
+ *            plain layout), and batch_norm, the poolings and the elementwise ops keep a channels-last
+ *            input's layout. The dims are the same either way; of_tensor_copy_to_host copies row-major
+ *            and DLPack exports carry the strides. of_contiguous gives a row-major copy.
  *  Broadcast Binary ops, where and the losses' shapes follow NumPy broadcasting: shapes are aligned
  *            at their last dim and each pair of sizes must be equal or one of them 1.
  *  Promotion The result dtype of a binary op is of_dtype_promote of its operands' dtypes. A scalar

@@ -26,6 +26,7 @@
 
 #include "core/common/dtype.h"
 #include "core/device/thread_pool.h"
+#include "core/op/layout.h"
 #include "core/op/op_registry.h"
 #include "core/tensor/tensor.h"
 
@@ -142,17 +143,25 @@ inline std::tuple<const In*...> Offset(const std::tuple<const In*...>& p, const 
   return {std::get<I>(p) + off[I]...};
 }
 
-// The general layout: coalesced dims (outermost first) and each input's strides in them; the output
-// is row-major over `shape`.
+// The general layout: coalesced dims (outermost first in the output's memory order) and each input's
+// strides in them; the output is dense, row-major over `shape`.
 struct LoopPlan {
   std::vector<int64_t> shape;
   std::vector<std::array<int64_t, kMaxInputs>> strides;
 };
 
+// The output's dims from outermost to innermost in memory (it is dense in its memory format).
+inline std::vector<int64_t> MemoryOrder(const Tensor& out) {
+  if (out.memory_format() == MemoryFormat::kChannelsLast) return {0, 2, 3, 1};
+  std::vector<int64_t> order(static_cast<size_t>(out.ndim()));
+  for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
+  return order;
+}
+
 inline LoopPlan MakeLoopPlan(const Tensor& out, const Tensor* const* in, size_t num_inputs) {
   LoopPlan plan;
   const int64_t nd = out.ndim();
-  for (int64_t d = 0; d < nd; ++d) {
+  for (int64_t d : MemoryOrder(out)) {
     const int64_t size = out.shape()[d].value();
     if (size == 1) continue;
     std::array<int64_t, kMaxInputs> st{};
@@ -179,8 +188,9 @@ inline LoopPlan MakeLoopPlan(const Tensor& out, const Tensor* const* in, size_t 
 
 }  // namespace detail
 
-// out = f(in[0], in[1], ...) elementwise; out is contiguous with the broadcast shape of the inputs,
-// whose element types are In... (Out for the output).
+// out = f(in[0], in[1], ...) elementwise; out has the broadcast shape of the inputs and is dense in its
+// memory format (contiguous or channels last, as dispatch allocates outputs); the inputs' element types
+// are In... (Out for the output).
 template <typename Out, typename... In, typename F>
 void ElementwiseLoop(ThreadPool& pool, int64_t grain, const Tensor& out,
                      const std::array<const Tensor*, sizeof...(In)>& in, const F& f) {
@@ -200,13 +210,17 @@ void ElementwiseLoop(ThreadPool& pool, int64_t grain, const Tensor& out,
     }
   };
 
-  // Flat: contiguous inputs of the output's size (hence its layout) and single elements.
+  // Flat: inputs of the output's shape dense in its format (hence its layout), and single elements.
+  const MemoryFormat format = out.memory_format();
+  OF_CHECK_INTERNAL(IsDenseIn(out.shape(), out.strides(), format)) << "elementwise output is not dense";
   std::array<int64_t, detail::kMaxInputs> unit{};
   bool flat = true;
   for (size_t k = 0; k < N; ++k) {
     if (in[k]->numel() == 1) {
       unit[k] = 0;
-    } else if (in[k]->numel() == n && in[k]->is_contiguous()) {
+    } else if (in[k]->numel() == n && (format == MemoryFormat::kContiguous
+                                            ? in[k]->is_contiguous()
+                                            : in[k]->shape() == out.shape() && in[k]->memory_format() == format)) {
       unit[k] = 1;
     } else {
       flat = false;
@@ -299,8 +313,11 @@ inline OpDef ElementwiseOp(std::string name, std::vector<std::string> inputs, In
   def.outputs = {"y"};
   def.infer = infer;
   def.backward = backward;
-  def.kernels = {{DeviceType::kCPU, std::move(dtypes), kernel}};
+  def.kernels = {{DeviceType::kCPU, std::move(dtypes), kernel, /*channels_last=*/true}};
   def.strided_inputs = true;
+  def.layout = LayoutOfInputs;  // the output keeps a channels-last input's format
+  def.layout_outputs = {0};
+  def.elementwise = true;
   return def;
 }
 

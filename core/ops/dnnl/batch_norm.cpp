@@ -1,6 +1,8 @@
-// batch_norm and batch_norm_backward. float32: oneDNN batch normalization on the plain (N, C, S)
-// layout (it is memory-bound: a reorder would cost more than it saves); float64: loops per channel,
-// which float32 also runs where oneDNN does not (empty x, sizes beyond its int32 descriptors).
+// batch_norm and batch_norm_backward. float32: oneDNN batch normalization on x as it is laid out,
+// (N, C, S) or channels last (N, S, C) (Note [Channels-last activations]: oneDNN's channels-last batch
+// norm is a JIT kernel, its plain one a reference loop many times slower; a reorder would cost as much as
+// the batch norm); float64: loops per channel, which float32 also runs where oneDNN does not (empty x,
+// sizes beyond its int32 descriptors).
 //
 // batch_norm's outputs are y and the statistics it normalised with, saved_mean and saved_var (the
 // biased batch variance in training, copies of the running stats in inference), which
@@ -13,6 +15,7 @@
 #include <cstring>
 
 #include "core/op/dispatch.h"
+#include "core/op/layout.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 
@@ -76,14 +79,21 @@ std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, c
   return {x, stat, stat};
 }
 
-// x as (N, C, S).
+// x as (N, C, S), stored as (N, S, C) when channels_last.
 struct BnGeom {
   int64_t n, c, s;
+  bool channels_last = false;
   int64_t count() const { return n * s; }
 };
 BnGeom GeomOf(const Tensor& x) {
   BnGeom g{x.shape()[0].value(), x.shape()[1].value(), 1};
   for (int64_t d = 2; d < x.ndim(); ++d) g.s *= x.shape()[d].value();
+  return g;
+}
+// For the oneDNN kernels: x and `other` (y or grad_y) as one call lays them out.
+BnGeom GeomOf(const Tensor& x, const Tensor& other) {
+  BnGeom g = GeomOf(x);
+  g.channels_last = ChannelsLastCall(x, other);
   return g;
 }
 
@@ -129,7 +139,7 @@ struct BnBwdEntry {
   dnnl::batch_normalization_backward prim;
 };
 
-memory::desc DataDesc(const BnGeom& g) { return PlainDesc({g.n, g.c, g.s, 1}); }
+memory::desc DataDesc(const BnGeom& g) { return dnnl_util::DataDesc({g.n, g.c, g.s, 1}, g.channels_last); }
 
 dnnl::batch_normalization_forward::primitive_desc FwdPd(const BnGeom& g, dnnl::prop_kind prop, float eps,
                                                        dnnl::normalization_flags flags) {
@@ -142,8 +152,8 @@ template <typename T>
 void BatchNormBackwardRef(KernelContext& ctx);
 
 void BatchNormF32(KernelContext& ctx) {
-  const BnGeom g = GeomOf(ctx.in(0));
-  if (!DnnlRuns(g)) return BatchNormRef<float>(ctx);
+  const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
+  if (!DnnlRuns(g)) return RunContiguous(ctx, BatchNormRef<float>);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
   const bool weight = ctx.inputs[1] != nullptr, bias = ctx.inputs[2] != nullptr;
@@ -157,7 +167,8 @@ void BatchNormF32(KernelContext& ctx) {
   if (!training) flags |= Flags::use_global_stats;
   const Exec exec = PrepareExec(ctx.pool, 3 * ctx.in(0).numel());
   static auto* cache = new PrimitiveCache<BnFwdEntry>();
-  auto e = cache->Get({exec.threads, g.n, g.c, g.s, static_cast<int64_t>(flags), std::bit_cast<int32_t>(eps)},
+  auto e = cache->Get({exec.threads, g.n, g.c, g.s, g.channels_last, static_cast<int64_t>(flags),
+                       std::bit_cast<int32_t>(eps)},
                       [&] {
                         auto pd = FwdPd(g, training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
                                         eps, flags);
@@ -178,8 +189,8 @@ void BatchNormF32(KernelContext& ctx) {
 }
 
 void BatchNormBackwardF32(KernelContext& ctx) {
-  const BnGeom g = GeomOf(ctx.in(0));
-  if (!DnnlRuns(g)) return BatchNormBackwardRef<float>(ctx);
+  const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
+  if (!DnnlRuns(g)) return RunContiguous(ctx, BatchNormBackwardRef<float>);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
   using Flags = dnnl::normalization_flags;
@@ -187,7 +198,8 @@ void BatchNormBackwardF32(KernelContext& ctx) {
                                : Flags::use_scale | Flags::use_shift | Flags::use_global_stats;
   const Exec exec = PrepareExec(ctx.pool, 4 * ctx.in(0).numel());
   static auto* cache = new PrimitiveCache<BnBwdEntry>();
-  auto e = cache->Get({exec.threads, g.n, g.c, g.s, static_cast<int64_t>(flags), std::bit_cast<int32_t>(eps)},
+  auto e = cache->Get({exec.threads, g.n, g.c, g.s, g.channels_last, static_cast<int64_t>(flags),
+                       std::bit_cast<int32_t>(eps)},
                       [&] {
                         const auto hint = FwdPd(g, dnnl::prop_kind::forward_training, eps, flags);
                         dnnl::batch_normalization_backward::primitive_desc pd(
@@ -339,10 +351,14 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .attrs = {{"training", true}, {"momentum", 0.1}, {"eps", 1e-5}},
       .infer = InferBatchNorm,
       .backward = BatchNormBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>, /*channels_last=*/true},
                   {DeviceType::kCPU, {DataType::kFloat64}, BatchNormRef<double>}},
       .mutated_inputs = {3, 4},
       .writes_inputs = [](const Attrs& attrs) { return attrs.Bool("training"); },
+      .layout = LayoutOfInputs,  // x's
+      .layout_inputs = {0},
+      .layout_outputs = {0},
+      .batch_norm = true,
   });
   registry.Register(OpDef{
       .name = "batch_norm_backward",
@@ -351,8 +367,11 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .outputs = {"grad_x", "grad_weight", "grad_bias"},
       .attrs = {{"training", true}, {"eps", 1e-5}},
       .infer = InferBatchNormBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormBackwardF32>},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormBackwardF32>, /*channels_last=*/true},
                   {DeviceType::kCPU, {DataType::kFloat64}, BatchNormBackwardRef<double>}},
+      .layout = LayoutOfInputs,  // x's
+      .layout_inputs = {0, 1},
+      .layout_outputs = {0},
   });
 }
 

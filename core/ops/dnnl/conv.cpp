@@ -13,6 +13,7 @@
 
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
+#include "core/op/layout.h"
 #include "core/ops/convolution.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
@@ -146,13 +147,18 @@ bool DnnlRuns(const ConvGeom& g) {
 Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag) {
   Key key = {exec.threads, kind, g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.win.stride[0], g.win.stride[1],
              g.win.padding[0], g.win.padding[1], g.win.padding_end[0], g.win.padding_end[1], g.win.dilation[0],
-             g.win.dilation[1], g.g, flag};
+             g.win.dilation[1], g.g, flag, g.channels_last};
   if (g.is3d) key.insert(key.end(), {g.d, g.kd, g.sd, g.pd, g.dd});  // a longer key: never a 2-D one's
   return key;
 }
 
+memory::desc UserData(const ConvGeom& g, const memory::dims& dims) { return DataDesc(dims, g.channels_last); }
+memory::desc PrimData(const ConvGeom& g, const memory::dims& dims) {
+  return g.channels_last ? DataDesc(dims, true) : AnyDesc(dims);
+}
+
 dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias) {
-  const memory::desc src = AnyDesc(SrcDims(g)), w = AnyDesc(WeightDims(g)), dst = AnyDesc(DstDims(g));
+  const memory::desc src = PrimData(g, SrcDims(g)), w = AnyDesc(WeightDims(g)), dst = PrimData(g, DstDims(g));
   if (bias) {
     return dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, w, PlainDesc({g.o}), dst,
                                            Strides(g), Dilates(g), PaddingL(g), PaddingR(g));
@@ -162,9 +168,9 @@ dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind p
 }
 
 ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward::primitive_desc& pd) {
-  return ConvFwdEntry{pd, dnnl::convolution_forward(pd), Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
+  return ConvFwdEntry{pd, dnnl::convolution_forward(pd), Operand(UserData(g, SrcDims(g)), pd.src_desc(), true),
                       Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
-                      Operand(PlainDesc(DstDims(g)), pd.dst_desc(), false)};
+                      Operand(UserData(g, DstDims(g)), pd.dst_desc(), false)};
 }
 
 void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, dnnl::stream& stream, void* x, void* w, void* bias,
@@ -328,8 +334,9 @@ struct ConvBwdWeightsEntry {
 };
 
 void ConvF32(KernelContext& ctx) {
-  const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return ConvRef<float>(ctx);
+  ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
+  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvRef<float>);
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
   const bool bias = ctx.inputs[2] != nullptr;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
@@ -345,23 +352,24 @@ void ConvF32(KernelContext& ctx) {
 }
 
 void ConvBackwardDataF32(KernelContext& ctx) {
-  const ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return ConvBackwardDataRef<float>(ctx);
-  const TensorPtr dy = ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
+  ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
+  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvBackwardDataRef<float>);
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
+  const TensorPtr dy = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
   void* dx = ctx.out(0).raw_data();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
   auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
     const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, false),
                                                          DefaultAttr(), Engine());
-    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)),
-                                                     AnyDesc(WeightDims(g)), AnyDesc(DstDims(g)), Strides(g),
+    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, PrimData(g, SrcDims(g)),
+                                                     AnyDesc(WeightDims(g)), PrimData(g, DstDims(g)), Strides(g),
                                                      Dilates(g), PaddingL(g), PaddingR(g));
     dnnl::convolution_backward_data::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
     return ConvBwdDataEntry{pd, dnnl::convolution_backward_data(pd),
-                            Operand(PlainDesc(DstDims(g)), pd.diff_dst_desc(), true),
+                            Operand(UserData(g, DstDims(g)), pd.diff_dst_desc(), true),
                             Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
-                            Operand(PlainDesc(SrcDims(g)), pd.diff_src_desc(), false)};
+                            Operand(UserData(g, SrcDims(g)), pd.diff_src_desc(), false)};
   });
   dnnl::stream& stream = exec.stream;
   const memory diff_src = e->diff_src.Prepare(dx, kSlotDst, stream);
@@ -374,10 +382,12 @@ void ConvBackwardDataF32(KernelContext& ctx) {
 }
 
 void ConvBackwardWeightF32(KernelContext& ctx) {
-  const ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(2), ctx.attrs);
+  ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(2), ctx.attrs);
   // An empty x still has a bias gradient (the sum of grad_y): the loops give it.
-  if (!DnnlRuns(g)) return ConvBackwardWeightRef<float>(ctx);
-  const TensorPtr x = ContiguousInput(ctx, 0), dy = ContiguousInput(ctx, 1);
+  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvBackwardWeightRef<float>);
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.in(1));
+  const TensorPtr x = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0);
+  const TensorPtr dy = g.channels_last ? ctx.inputs[1] : ContiguousInput(ctx, 1);
   void* dw = ctx.out(0).raw_data();
   void* db = ctx.out(1).raw_data();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
@@ -386,12 +396,12 @@ void ConvBackwardWeightF32(KernelContext& ctx) {
     const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, true),
                                                          DefaultAttr(), Engine());
     const dnnl::convolution_backward_weights::desc desc(
-        dnnl::algorithm::convolution_direct, AnyDesc(SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
-        AnyDesc(DstDims(g)), Strides(g), Dilates(g), PaddingL(g), PaddingR(g));
+        dnnl::algorithm::convolution_direct, PrimData(g, SrcDims(g)), AnyDesc(WeightDims(g)), PlainDesc({g.o}),
+        PrimData(g, DstDims(g)), Strides(g), Dilates(g), PaddingL(g), PaddingR(g));
     dnnl::convolution_backward_weights::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
     return ConvBwdWeightsEntry{pd, dnnl::convolution_backward_weights(pd),
-                               Operand(PlainDesc(SrcDims(g)), pd.src_desc(), true),
-                               Operand(PlainDesc(DstDims(g)), pd.diff_dst_desc(), true),
+                               Operand(UserData(g, SrcDims(g)), pd.src_desc(), true),
+                               Operand(UserData(g, DstDims(g)), pd.diff_dst_desc(), true),
                                Operand(PlainDesc(WeightDims(g)), pd.diff_weights_desc(), false)};
   });
   dnnl::stream& stream = exec.stream;
@@ -630,8 +640,12 @@ void RegisterConvOps(OpRegistry& registry) {
         .attrs = attrs,
         .infer = r3 ? InferConv<3> : InferConv<2>,
         .backward = r3 ? ConvBackward<3> : ConvBackward<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvF32>},
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvF32>, /*channels_last=*/true},
                     {DeviceType::kCPU, {DataType::kFloat64}, ConvRef<double>}},
+        .layout = ChannelsLastLayout,  // Note [Channels-last activations] (4-D only: conv3d stays contiguous)
+        .layout_inputs = {0},
+        .layout_outputs = {0},
+        .fold_batch_norm = r3 ? "" : "fused_conv_bn_act",
     });
     registry.Register(OpDef{
         .name = name + "_backward_data",
@@ -639,9 +653,12 @@ void RegisterConvOps(OpRegistry& registry) {
         .outputs = {"grad_x"},
         .attrs = attrs,
         .infer = r3 ? InferConvBackwardData<3> : InferConvBackwardData<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardDataF32>},
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardDataF32>, /*channels_last=*/true},
                     {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardDataRef<double>}},
         .strided_inputs = true,  // x gives only its shape
+        .layout = ChannelsLastLayout,
+        .layout_inputs = {0},
+        .layout_outputs = {0},
     });
     registry.Register(OpDef{
         .name = name + "_backward_weight",
@@ -649,9 +666,11 @@ void RegisterConvOps(OpRegistry& registry) {
         .outputs = {"grad_weight", "grad_bias"},
         .attrs = attrs,
         .infer = r3 ? InferConvBackwardWeight<3> : InferConvBackwardWeight<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardWeightF32>},
+        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardWeightF32>, /*channels_last=*/true},
                     {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardWeightRef<double>}},
         .strided_inputs = true,  // weight gives only its shape
+        .layout = ChannelsLastLayout,
+        .layout_inputs = {0, 1},  // x and grad_y; the weight gradients are contiguous
     });
   }
 }

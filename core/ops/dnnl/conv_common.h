@@ -30,6 +30,9 @@ struct ConvGeom {
   Window2d win;
   bool is3d = false;
   int64_t d = 1, kd = 1, od = 1, sd = 1, pd = 0, dd = 1;  // depth sizes, stride, padding, dilation
+  // The data (x, y and their gradients) is NHWC (ChannelsLastCall): oneDNN runs on it as it is, where
+  // plain NC(D)HW data is reordered to the layout oneDNN picks and back.
+  bool channels_last = false;
   int64_t cg() const { return c / g; }
   int64_t og() const { return o / g; }
 };
@@ -50,17 +53,23 @@ int64_t ConvWork(const ConvGeom& g);
 // Primitive-cache key: the thread count, `kind` (which primitive, within one cache), the geometry, `flag`.
 Key ConvKey(const Exec& exec, int64_t kind, const ConvGeom& g, bool flag);
 
-// Forward descriptor in the layouts oneDNN picks, with a plain (o) bias if `bias`.
+// The descriptors of data with `dims` (SrcDims or DstDims): the tensors' own (UserData: NHWC or plain)
+// and the primitive's (PrimData: NHWC, or the layout oneDNN picks for plain data).
+memory::desc UserData(const ConvGeom& g, const memory::dims& dims);
+memory::desc PrimData(const ConvGeom& g, const memory::dims& dims);
+
+// Forward descriptor (data in PrimData, weights in the layout oneDNN picks), with a plain (o) bias if
+// `bias`.
 dnnl::convolution_forward::desc ConvFwdDesc(const ConvGeom& g, dnnl::prop_kind prop, bool bias);
 
-// A forward primitive with reorders from and to plain NC(D)HW x, weight and y.
+// A forward primitive with reorders from and to the tensors' x, weight and y where layouts differ.
 struct ConvFwdEntry {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
   Operand src, weights, dst;
 };
 ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward::primitive_desc& pd);
-// Runs `e` on plain x, w, y and a plain (o) bias (null if the primitive has none); waits for it.
+// Runs `e` on x, w, y (in UserData layouts) and a plain (o) bias (null if the primitive has none); waits.
 void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, dnnl::stream& stream, void* x, void* w, void* bias,
                 void* y);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/tensor/copy.h"
+#include "core/tensor/factory.h"
 
 // oneDNN is built with OpenMP (libgomp, which libdnnl loads). Weak references reach its thread-count
 // calls without linking OpenMP into oneflow_c and its consumers; they stay null if it is absent.
@@ -110,6 +111,38 @@ memory::desc PlainDesc(const memory::dims& dims) {
 
 memory::desc AnyDesc(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+memory::desc DataDesc(const memory::dims& dims, bool channels_last) {
+  return channels_last ? memory::desc(dims, memory::data_type::f32, memory::format_tag::nhwc) : PlainDesc(dims);
+}
+
+bool ChannelsLastCall(const Tensor& a, const Tensor& b) {
+  auto dense = [](const Tensor& t) {
+    return t.ndim() == 4 && IsDenseIn(t.shape(), t.strides(), MemoryFormat::kChannelsLast);
+  };
+  return dense(a) && dense(b) &&
+         (a.memory_format() == MemoryFormat::kChannelsLast || b.memory_format() == MemoryFormat::kChannelsLast);
+}
+
+void RunContiguous(KernelContext& ctx, KernelFn fn) {
+  auto contiguous = [](const TensorPtr& t) { return !t || t->is_contiguous(); };
+  if (std::all_of(ctx.inputs.begin(), ctx.inputs.end(), contiguous) &&
+      std::all_of(ctx.outputs.begin(), ctx.outputs.end(), contiguous)) {
+    return fn(ctx);
+  }
+  std::vector<TensorPtr> inputs(ctx.inputs.begin(), ctx.inputs.end()), outputs(ctx.outputs.begin(), ctx.outputs.end());
+  for (TensorPtr& t : inputs) {
+    if (t) t = MakeContiguous(t, &ctx.pool);
+  }
+  for (TensorPtr& t : outputs) {
+    if (!contiguous(t)) t = Empty(t->dtype(), t->shape(), t->device());
+  }
+  KernelContext inner{inputs, outputs, ctx.attrs, ctx.pool, ctx.generator};
+  fn(inner);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j] != ctx.outputs[j]) CopyStrided(*outputs[j], *ctx.outputs[j], &ctx.pool);
+  }
 }
 
 namespace {

@@ -121,6 +121,17 @@ class Operand {
 // A plain (row-major) f32 memory descriptor.
 memory::desc PlainDesc(const memory::dims& dims);
 memory::desc AnyDesc(const memory::dims& dims);
+// An f32 descriptor of 4-D data in (N, C, H, W) order: NHWC when `channels_last`, else plain.
+memory::desc DataDesc(const memory::dims& dims, bool channels_last);
+
+// Whether a call on 4-D data tensors a and b runs channels last (Note [Channels-last activations]): both
+// are dense in NHWC order and one of them is channels last (a tensor dense in both orders, such as one
+// with a single channel, goes with the other).
+bool ChannelsLastCall(const Tensor& a, const Tensor& b);
+// Runs `fn`, a kernel written for contiguous tensors, on contiguous copies of ctx's inputs and into
+// contiguous stand-ins for its outputs, which are copied back: for the loops behind a kernel that
+// handles channels last (KernelDef::channels_last). Calls `fn` on ctx itself when all are contiguous.
+void RunContiguous(KernelContext& ctx, KernelFn fn);
 
 // Refused: UNIMPLEMENTED when oneDNN has no implementation, RESOURCE_EXHAUSTED when it ran out of
 // memory, INVALID_ARGUMENT otherwise; the message gives the call's input shapes and attributes (dispatch

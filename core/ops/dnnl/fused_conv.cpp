@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/op/dispatch.h"
+#include "core/op/layout.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/fused.h"
 #include "core/tensor/factory.h"
@@ -90,8 +91,9 @@ void FusedConvBnActLoops(KernelContext& ctx);
 // ---- float32: oneDNN --------------------------------------------------------------------------------
 
 void FusedConvBnActF32(KernelContext& ctx) {
-  const ConvGeom g = ConvGeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
-  if (!DnnlRuns(g)) return FusedConvBnActLoops<float>(ctx);
+  ConvGeom g = ConvGeomOf(ctx.in(kX), ctx.in(kWeight), ctx.attrs);
+  if (!DnnlRuns(g)) return FusedConvBnActLoops<float>(ctx);  // conv2d's kernel handles channels last
+  g.channels_last = ChannelsLastCall(ctx.in(kX), ctx.out(0));
   const bool relu = ctx.attrs.Bool("relu");
   const Folded f = Fold<float>(ctx, g.o);
   // w' then b' in the calling thread's kSlotExtra buffer (conv2d's operands use the other slots).
@@ -151,8 +153,11 @@ void RegisterFusedConvOps(OpRegistry& registry) {
       .outputs = {"y"},
       .attrs = std::move(attrs),
       .infer = InferFusedConvBnAct,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>, /*channels_last=*/true},
                   {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActLoops<double>}},
+      .layout = ChannelsLastLayout,  // as conv2d's
+      .layout_inputs = {0},  // x
+      .layout_outputs = {0},
   });
 }
 

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "core/op/dispatch.h"
+#include "core/op/layout.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
@@ -118,16 +119,23 @@ std::vector<TensorMeta> InferAdaptiveAvgPoolBackward(std::span<const TensorMeta>
 
 // ---- kernels --------------------------------------------------------------------------------------
 
-// x (N, C, H, W) as N*C planes; y (N, C, OH, OW).
+// x (N, C, H, W) as N*C planes; y (N, C, OH, OW). With channels_last, both are stored (N, H, W, C)
+// (Note [Channels-last activations]) and the loops run over pixels, C values at a time.
 struct PoolGeom {
   int64_t planes, h, w, oh, ow;
   PoolParams p;
+  int64_t n = 0, c = 0;
+  bool channels_last = false;
 };
+// `y` is the output or its gradient: the call is channels last when x and y are (ChannelsLastCall).
 PoolGeom GeomOf(const Tensor& x, const Tensor& y, const Attrs& attrs, PoolKind kind) {
   const Shape& xs = x.shape();
   const Shape& ys = y.shape();
   PoolGeom g{xs[0].value() * xs[1].value(), xs[2].value(), xs[3].value(), ys[2].value(), ys[3].value(), {}};
   if (kind != PoolKind::kAdaptive) g.p = PoolParamsOf(attrs, kind);
+  g.n = xs[0].value();
+  g.c = xs[1].value();
+  g.channels_last = ChannelsLastCall(x, y);
   return g;
 }
 
@@ -190,6 +198,44 @@ void MaxPoolPlane(const T* xp, T* yp, int64_t* ip, const PoolGeom g) {
   }
 }
 
+// Channels last: output pixel `o` (y at n, oy, ox) of all channels, as MaxPoolPlane does per plane:
+// the first maximum in window order, or the last NaN.
+template <typename T>
+void MaxPoolPixel(const T* x, T* y, int64_t* idx, int64_t o, const PoolGeom& g) {
+  const int64_t c = g.c, n = o / (g.oh * g.ow), oy = o / g.ow % g.oh, ox = o % g.ow;
+  const int64_t dh = g.p.win.dilation[0], dw = g.p.win.dilation[1];
+  const int64_t y0 = oy * g.p.win.stride[0] - g.p.win.padding[0], x0 = ox * g.p.win.stride[1] - g.p.win.padding[1];
+  const auto [ki0, ki1] = KernelRange(y0, g.p.kernel[0], dh, g.h);
+  const auto [kj0, kj1] = KernelRange(x0, g.p.kernel[1], dw, g.w);
+  T* yp = y + o * c;
+  int64_t* ip = idx + o * c;
+  if (ki0 == ki1 || kj0 == kj1) {  // a dilated window may miss the input: -inf, no index
+    std::fill_n(yp, c, -std::numeric_limits<T>::infinity());
+    std::fill_n(ip, c, int64_t{-1});
+    return;
+  }
+  const T* xn = x + n * g.h * g.w * c;
+  bool first = true;
+  for (int64_t ki = ki0; ki < ki1; ++ki) {
+    for (int64_t kj = kj0; kj < kj1; ++kj) {
+      const int64_t tap = (y0 + ki * dh) * g.w + x0 + kj * dw;
+      const T* v = xn + tap * c;
+      if (first) {
+        std::copy_n(v, c, yp);
+        std::fill_n(ip, c, tap);
+        first = false;
+        continue;
+      }
+      for (int64_t k = 0; k < c; ++k) {
+        if (v[k] != v[k] || (yp[k] == yp[k] && v[k] > yp[k])) {
+          yp[k] = v[k];
+          ip[k] = tap;
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void MaxPool2dKernel(KernelContext& ctx) {
   const PoolGeom g = GeomOf(ctx.in(0), ctx.out(0), ctx.attrs, PoolKind::kMax);
@@ -197,20 +243,42 @@ void MaxPool2dKernel(KernelContext& ctx) {
   T* y = ctx.out(0).data<T>();
   int64_t* idx = ctx.out(1).data<int64_t>();
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  if (g.channels_last) {
+    ctx.pool.ParallelFor(g.n * out_plane, GrainFor(g.c * Taps(g)), [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) MaxPoolPixel(x, y, idx, o, g);
+    });
+    return;
+  }
   ctx.pool.ParallelFor(g.planes, GrainFor(out_plane * Taps(g)), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) MaxPoolPlane(x + p * in_plane, y + p * out_plane, idx + p * out_plane, g);
   });
 }
 
-// Inputs (grad_y, indices, x).
+// Inputs (grad_y, indices, x); grad_y and indices in the call's format (layout inputs).
 template <typename T>
 void MaxPool2dBackwardKernel(KernelContext& ctx) {
-  const TensorPtr dyt = ContiguousInput(ctx, 0), it = ContiguousInput(ctx, 1);
-  const PoolGeom g = GeomOf(ctx.in(2), *dyt, ctx.attrs, PoolKind::kMax);
-  const T* dy = dyt->data<T>();
-  const int64_t* idx = it->data<int64_t>();
+  const PoolGeom g = GeomOf(ctx.out(0), ctx.in(0), ctx.attrs, PoolKind::kMax);
+  const T* dy = ctx.in(0).data<T>();
+  const int64_t* idx = ctx.in(1).data<int64_t>();
   T* dx = ctx.out(0).data<T>();
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  auto check = [&](int64_t i) {
+    OF_CHECK(i < in_plane) << "index " << i << " is outside the input plane of " << in_plane << " elements";
+  };
+  if (g.channels_last) {  // one image per task: its pixels scatter into its own dx
+    ctx.pool.ParallelFor(g.n, GrainFor(g.c * (in_plane + out_plane)), [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        T* dxn = dx + n * in_plane * g.c;
+        std::fill_n(dxn, in_plane * g.c, T(0));
+        for (int64_t o = n * out_plane * g.c; o < (n + 1) * out_plane * g.c; ++o) {
+          if (idx[o] < 0) continue;  // a window that missed the input
+          check(idx[o]);
+          dxn[idx[o] * g.c + o % g.c] += dy[o];
+        }
+      }
+    });
+    return;
+  }
   ctx.pool.ParallelFor(g.planes, GrainFor(in_plane + out_plane), [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       T* dxp = dx + plane * in_plane;
@@ -219,8 +287,7 @@ void MaxPool2dBackwardKernel(KernelContext& ctx) {
       const int64_t* ip = idx + plane * out_plane;
       for (int64_t o = 0; o < out_plane; ++o) {
         if (ip[o] < 0) continue;  // a window that missed the input
-        OF_CHECK(ip[o] < in_plane) << "index " << ip[o] << " is outside the input plane of " << in_plane
-                                   << " elements";
+        check(ip[o]);
         dxp[ip[o]] += dyp[o];
       }
     }
@@ -260,12 +327,43 @@ void ForEachAdaptiveWindow(const PoolGeom& g, Fn&& fn) {
   }
 }
 
+// Calls fn(out_index, y0, y1, x0, x1, divisor) for each output of a plane (ForEachAvgWindow or
+// ForEachAdaptiveWindow).
+template <PoolKind kKind, typename Fn>
+void ForEachWindow(const PoolGeom& g, Fn&& fn) {
+  if constexpr (kKind == PoolKind::kAvg) {
+    ForEachAvgWindow(g, fn);
+  } else {
+    ForEachAdaptiveWindow(g, fn);
+  }
+}
+
 template <typename T, PoolKind kKind>
 void AvgPoolLoops(KernelContext& ctx, const Tensor& x, const Tensor& y) {
   const PoolGeom g = GeomOf(x, y, ctx.attrs, kKind);
   const T* xd = x.data<T>();
   T* yd = y.data<T>();
   const int64_t window = kKind == PoolKind::kAvg ? Taps(g) : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  if (g.channels_last) {  // one image per task, C sums at a time, in the planes' order of taps
+    ctx.pool.ParallelFor(g.n, GrainFor(g.c * g.oh * g.ow * window), [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        const T* xn = xd + n * g.h * g.w * g.c;
+        T* yn = yd + n * g.oh * g.ow * g.c;
+        ForEachWindow<kKind>(g, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, double divisor) {
+          T* yo = yn + o * g.c;
+          std::fill_n(yo, g.c, T(0));
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              const T* v = xn + (iy * g.w + ix) * g.c;
+              for (int64_t k = 0; k < g.c; ++k) yo[k] += v[k];
+            }
+          }
+          for (int64_t k = 0; k < g.c; ++k) yo[k] /= static_cast<T>(divisor);
+        });
+      }
+    });
+    return;
+  }
   ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window), [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* xp = xd + plane * g.h * g.w;
@@ -277,21 +375,38 @@ void AvgPoolLoops(KernelContext& ctx, const Tensor& x, const Tensor& y) {
         }
         yp[o] = s / static_cast<T>(divisor);
       };
-      if constexpr (kKind == PoolKind::kAvg) {
-        ForEachAvgWindow(g, avg);
-      } else {
-        ForEachAdaptiveWindow(g, avg);
-      }
+      ForEachWindow<kKind>(g, avg);
     }
   });
 }
 
+// dy in the call's format (a layout input); x gives only its shape.
 template <typename T, PoolKind kKind>
 void AvgPoolBackwardLoops(KernelContext& ctx, const Tensor& dy, const Tensor& x, const Tensor& dx) {
-  const PoolGeom g = GeomOf(x, dy, ctx.attrs, kKind);
+  const PoolGeom g = GeomOf(dx, dy, ctx.attrs, kKind);
   const T* dyd = dy.data<T>();
   T* dxd = dx.data<T>();
   const int64_t window = kKind == PoolKind::kAvg ? Taps(g) : (g.h / g.oh + 1) * (g.w / g.ow + 1);
+  OF_CHECK_INTERNAL(x.shape() == dx.shape()) << "avg pool backward: x and grad_x differ";
+  if (g.channels_last) {
+    ctx.pool.ParallelFor(g.n, GrainFor(g.c * (g.oh * g.ow * window + g.h * g.w)), [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        T* dxn = dxd + n * g.h * g.w * g.c;
+        std::fill_n(dxn, g.h * g.w * g.c, T(0));
+        const T* dyn = dyd + n * g.oh * g.ow * g.c;
+        ForEachWindow<kKind>(g, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1, double divisor) {
+          const T* d = dyn + o * g.c;
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              T* v = dxn + (iy * g.w + ix) * g.c;
+              for (int64_t k = 0; k < g.c; ++k) v[k] += d[k] / static_cast<T>(divisor);
+            }
+          }
+        });
+      }
+    });
+    return;
+  }
   ctx.pool.ParallelFor(g.planes, GrainFor(g.oh * g.ow * window + g.h * g.w), [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       T* dxp = dxd + plane * g.h * g.w;
@@ -303,11 +418,7 @@ void AvgPoolBackwardLoops(KernelContext& ctx, const Tensor& dy, const Tensor& x,
           for (int64_t ix = x0; ix < x1; ++ix) dxp[iy * g.w + ix] += v;
         }
       };
-      if constexpr (kKind == PoolKind::kAvg) {
-        ForEachAvgWindow(g, spread);
-      } else {
-        ForEachAdaptiveWindow(g, spread);
-      }
+      ForEachWindow<kKind>(g, spread);
     }
   });
 }
@@ -341,8 +452,16 @@ dnnl::algorithm AvgAlg(const PoolGeom& g) {
                                : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
+// x and y as oneDNN sees them: N*C planes of one channel, or (N, C, H, W) in NHWC order.
+memory::desc AvgSrcDesc(const PoolGeom& g) {
+  return g.channels_last ? DataDesc({g.n, g.c, g.h, g.w}, true) : PlainDesc({g.planes, 1, g.h, g.w});
+}
+memory::desc AvgDstDesc(const PoolGeom& g) {
+  return g.channels_last ? DataDesc({g.n, g.c, g.oh, g.ow}, true) : PlainDesc({g.planes, 1, g.oh, g.ow});
+}
+
 dnnl::pooling_forward::desc AvgFwdDesc(const PoolGeom& g, dnnl::prop_kind prop) {
-  return dnnl::pooling_forward::desc(prop, AvgAlg(g), PlainDesc({g.planes, 1, g.h, g.w}), PlainDesc({g.planes, 1, g.oh, g.ow}),
+  return dnnl::pooling_forward::desc(prop, AvgAlg(g), AvgSrcDesc(g), AvgDstDesc(g),
                                      {g.p.win.stride[0], g.p.win.stride[1]}, {g.p.kernel[0], g.p.kernel[1]},
                                      {g.p.win.padding[0], g.p.win.padding[1]}, {RightPad(g, 0), RightPad(g, 1)});
 }
@@ -352,7 +471,7 @@ int64_t AvgWork(const PoolGeom& g) { return g.planes * (g.h * g.w + g.oh * g.ow 
 Key AvgKey(const Exec& exec, int64_t kind, const PoolGeom& g) {
   return {exec.threads, kind, g.planes, g.h, g.w, g.oh, g.ow, g.p.kernel[0], g.p.kernel[1],
           g.p.win.stride[0], g.p.win.stride[1], g.p.win.padding[0], g.p.win.padding[1], g.p.win.padding_end[0],
-          g.p.win.padding_end[1], g.p.count_include_pad};
+          g.p.win.padding_end[1], g.p.count_include_pad, g.channels_last ? g.c : 0};
 }
 
 struct AvgFwdEntry {
@@ -381,17 +500,17 @@ void AvgPool2dF32(KernelContext& ctx) {
   stream.wait();
 }
 
-// Inputs (grad_y, x).
+// Inputs (grad_y, x); grad_y in the call's format.
 void AvgPool2dBackwardF32(KernelContext& ctx) {
-  const TensorPtr dy = ContiguousInput(ctx, 0);
-  const PoolGeom g = GeomOf(ctx.in(1), *dy, ctx.attrs, PoolKind::kAvg);
+  const TensorPtr& dy = ctx.inputs[0];
+  const PoolGeom g = GeomOf(ctx.out(0), *dy, ctx.attrs, PoolKind::kAvg);
   if (!DnnlAvgRuns(g)) return AvgPoolBackwardLoops<float, PoolKind::kAvg>(ctx, *dy, ctx.in(1), ctx.out(0));
   const Exec exec = PrepareExec(ctx.pool, AvgWork(g));
   static auto* cache = new PrimitiveCache<AvgBwdEntry>();
   auto e = cache->Get(AvgKey(exec, 1, g), [&] {
     const dnnl::pooling_forward::primitive_desc hint(AvgFwdDesc(g, dnnl::prop_kind::forward_training), DefaultAttr(),
                                                      Engine());
-    dnnl::pooling_backward::desc desc(AvgAlg(g), PlainDesc({g.planes, 1, g.h, g.w}), PlainDesc({g.planes, 1, g.oh, g.ow}),
+    dnnl::pooling_backward::desc desc(AvgAlg(g), AvgSrcDesc(g), AvgDstDesc(g),
                                       {g.p.win.stride[0], g.p.win.stride[1]}, {g.p.kernel[0], g.p.kernel[1]},
                                       {g.p.win.padding[0], g.p.win.padding[1]}, {RightPad(g, 0), RightPad(g, 1)});
     dnnl::pooling_backward::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
@@ -410,7 +529,7 @@ void AvgPool2dRef(KernelContext& ctx) {
 }
 template <typename T>
 void AvgPool2dBackwardRef(KernelContext& ctx) {
-  AvgPoolBackwardLoops<T, PoolKind::kAvg>(ctx, *ContiguousInput(ctx, 0), ctx.in(1), ctx.out(0));
+  AvgPoolBackwardLoops<T, PoolKind::kAvg>(ctx, ctx.in(0), ctx.in(1), ctx.out(0));
 }
 template <typename T>
 void AdaptiveAvgPool2dKernel(KernelContext& ctx) {
@@ -418,7 +537,7 @@ void AdaptiveAvgPool2dKernel(KernelContext& ctx) {
 }
 template <typename T>
 void AdaptiveAvgPool2dBackwardKernel(KernelContext& ctx) {
-  AvgPoolBackwardLoops<T, PoolKind::kAdaptive>(ctx, *ContiguousInput(ctx, 0), ctx.in(1), ctx.out(0));
+  AvgPoolBackwardLoops<T, PoolKind::kAdaptive>(ctx, ctx.in(0), ctx.in(1), ctx.out(0));
 }
 
 // ---- autograd -------------------------------------------------------------------------------------
@@ -498,8 +617,11 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = PoolAttrs(PoolKind::kMax),
       .infer = InferMaxPool,
       .backward = MaxPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dKernel<float>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dKernel<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dKernel<float>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dKernel<double>, /*channels_last=*/true}},
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0, 1},
   });
   registry.Register(OpDef{
       .name = "max_pool2d_backward",
@@ -507,9 +629,12 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = PoolAttrs(PoolKind::kMax),
       .infer = InferMaxPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dBackwardKernel<float>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dBackwardKernel<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dBackwardKernel<float>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dBackwardKernel<double>, /*channels_last=*/true}},
       .strided_inputs = true,  // x gives only its shape
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0, 1},
+      .layout_outputs = {0},
   });
   registry.Register(OpDef{
       .name = "avg_pool2d",
@@ -518,8 +643,11 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = PoolAttrs(PoolKind::kAvg),
       .infer = InferAvgPool,
       .backward = AvgPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dRef<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dF32>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dRef<double>, /*channels_last=*/true}},
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0},
   });
   registry.Register(OpDef{
       .name = "avg_pool2d_backward",
@@ -527,9 +655,12 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = PoolAttrs(PoolKind::kAvg),
       .infer = InferAvgPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dBackwardF32>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dBackwardRef<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dBackwardF32>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dBackwardRef<double>, /*channels_last=*/true}},
       .strided_inputs = true,  // x gives only its shape
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0},
   });
   registry.Register(OpDef{
       .name = "adaptive_avg_pool2d",
@@ -538,8 +669,11 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = {{"output_size", std::vector<int64_t>{}, true}},
       .infer = InferAdaptiveAvgPool,
       .backward = AdaptiveAvgPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dKernel<float>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dKernel<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dKernel<float>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dKernel<double>, /*channels_last=*/true}},
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0},
   });
   registry.Register(OpDef{
       .name = "adaptive_avg_pool2d_backward",
@@ -547,9 +681,12 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = {{"output_size", std::vector<int64_t>{}, true}},
       .infer = InferAdaptiveAvgPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dBackwardKernel<float>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dBackwardKernel<double>}},
+      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dBackwardKernel<float>, /*channels_last=*/true},
+                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dBackwardKernel<double>, /*channels_last=*/true}},
       .strided_inputs = true,  // x gives only its shape
+      .layout = LayoutOfInputs,
+      .layout_inputs = {0},
+      .layout_outputs = {0},
   });
 }
 

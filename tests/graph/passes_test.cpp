@@ -1,0 +1,142 @@
+// The graph compiler's passes, each run alone on the IR (core/graph/ir.h) of a traced program: what nodes
+// remain, what they compute (fused programs, origins) and which memory format each value gets.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/graph/passes/passes.h"
+#include "core/ops/fused.h"
+#include "core/ops/ops.h"
+#include "tests/ops/op_test_util.h"
+
+namespace oneflow::graph {
+namespace {
+
+using test::RandomTensor;
+
+// A traced program and the IR of it for concrete input shapes, after concrete inference.
+class PassTest : public ::testing::Test {
+ protected:
+  PassTest() : session_(std::make_shared<Session>(SessionOptions{})), scope_(*session_) {}
+
+  // Traces `body` (inputs -> outputs) with inputs of `shapes` and `dtype`, then makes the IR.
+  template <typename Body>
+  Ir Trace(Symbol<DType> dtype, const std::vector<Shape>& shapes, Body body, std::string name = "g") {
+    graphs_.push_back(std::make_unique<Graph>(session_, std::move(name), GraphOptions{}));
+    Graph& g = *graphs_.back();
+    g.BeginBuild();
+    std::vector<TensorPtr> inputs;
+    for (size_t i = 0; i < shapes.size(); ++i) inputs.push_back(g.AddInput("x" + std::to_string(i), dtype, shapes[i]));
+    for (const TensorPtr& y : body(inputs)) g.AddOutput(y);
+    g.EndBuild();
+    Ir ir = Ir::FromProgram(g.program(), shapes, session_->free_tensors().Tensors(g.id()), {});
+    InferConcreteShapes(ir);
+    return ir;
+  }
+
+  static std::vector<const IrNode*> Alive(const Ir& ir) {
+    std::vector<const IrNode*> alive;
+    for (const IrNode& n : ir.nodes) {
+      if (n.alive) alive.push_back(&n);
+    }
+    return alive;
+  }
+
+  std::shared_ptr<Session> session_;
+  SessionScope scope_;
+  std::vector<std::unique_ptr<Graph>> graphs_;
+};
+
+TEST_F(PassTest, DeadCodeKeepsOutputsAndInPlaceWritersOnly) {
+  const TensorPtr mean = RandomTensor(DType::Float32(), Shape{3}), var = RandomTensor(DType::Float32(), Shape{3}, 0.5, 1);
+  Ir ir = Trace(DType::Float32(), {Shape{4, 3, 5, 5}}, [&](const std::vector<TensorPtr>& x) {
+    ops::Exp(x[0]);  // unused
+    ops::BatchNorm(x[0], nullptr, nullptr, mean, var, ops::BatchNormOptions{.training = true});  // writes the stats
+    return std::vector<TensorPtr>{ops::Relu(x[0])};
+  });
+  EliminateDeadCode(ir);
+  std::vector<std::string> names;
+  for (const IrNode* n : Alive(ir)) names.push_back(n->op->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"batch_norm", "relu"}));
+}
+
+TEST_F(PassTest, FuseElementwiseMakesOneProgramPerTree) {
+  Ir ir = Trace(DType::Float32(), {Shape{2, 8}, Shape{2, 8}}, [](const std::vector<TensorPtr>& x) {
+    const TensorPtr a = ops::Relu(x[0]);
+    const TensorPtr shared = ops::Exp(x[1]);  // read twice: stays materialised
+    return std::vector<TensorPtr>{ops::Mul(ops::Add(a, shared), shared)};
+  });
+  FuseElementwise(ir);
+  const std::vector<const IrNode*> alive = Alive(ir);
+  ASSERT_EQ(alive.size(), 2u);
+  EXPECT_EQ(alive[0]->op->name, "exp");
+  const IrNode& fused = *alive[1];
+  EXPECT_EQ(fused.op->name, "fused_elementwise");
+  EXPECT_EQ(fused.origin, "relu+add+mul");
+  // Registers: x0 (0), exp's value (1), then relu (2), add (3), mul (4).
+  const auto code = [](FusedOpcode c) { return static_cast<int64_t>(c); };
+  EXPECT_EQ(fused.attrs.Ints("program"), (std::vector<int64_t>{code(FusedOpcode::kRelu), 2, 0, -1,  //
+                                                               code(FusedOpcode::kAdd), 3, 2, 1,    //
+                                                               code(FusedOpcode::kMul), 4, 3, 1}));
+  EXPECT_EQ(fused.inputs, (std::vector<int32_t>{ir.nodes[0].inputs[0], alive[0]->outputs[0]}));
+}
+
+TEST_F(PassTest, FoldBatchNormNeedsInferenceAndASingleReader) {
+  const TensorPtr w = RandomTensor(DType::Float32(), Shape{4, 3, 3, 3});
+  const TensorPtr mean = RandomTensor(DType::Float32(), Shape{4}), var = RandomTensor(DType::Float32(), Shape{4}, 0.5, 1);
+  for (const bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    Ir ir = Trace(DType::Float32(), {Shape{2, 3, 6, 6}}, [&](const std::vector<TensorPtr>& x) {
+      const TensorPtr y = ops::Conv2d(x[0], w, nullptr, ops::Conv2dOptions{.padding = {1, 1}});
+      return std::vector<TensorPtr>{
+          ops::Relu(ops::BatchNorm(y, nullptr, nullptr, mean, var, ops::BatchNormOptions{.training = training}))};
+    });
+    EliminateDeadCode(ir);
+    FoldBatchNorm(ir);
+    const std::vector<const IrNode*> alive = Alive(ir);
+    if (training) {
+      ASSERT_EQ(alive.size(), 3u);
+      EXPECT_EQ(alive[0]->op->name, "conv2d");
+      continue;
+    }
+    ASSERT_EQ(alive.size(), 1u);
+    EXPECT_EQ(alive[0]->op->name, "fused_conv_bn_act");
+    EXPECT_EQ(alive[0]->origin, "conv2d+batch_norm+relu");
+    EXPECT_TRUE(alive[0]->attrs.Bool("relu"));
+    EXPECT_EQ(alive[0]->attrs.Ints("padding"), (std::vector<int64_t>{1, 1}));
+  }
+}
+
+// Note [Channels-last activations]: convolutions write channels last, the ops after them keep it, and a
+// view whose strides are row-major again (flatten of (N, C, 1, 1)) is contiguous; float64 stays contiguous.
+TEST_F(PassTest, SelectKernelsLaysActivationsOutChannelsLast) {
+  for (const Symbol<DType> dtype : {DType::Float32(), DType::Float64()}) {
+    SCOPED_TRACE(dtype->name());
+    const TensorPtr w = RandomTensor(dtype, Shape{4, 3, 3, 3});
+    const TensorPtr mean = RandomTensor(dtype, Shape{4}), var = RandomTensor(dtype, Shape{4}, 0.5, 1);
+    std::vector<TensorPtr> traced;
+    Ir ir = Trace(dtype, {Shape{2, 3, 6, 6}}, [&](const std::vector<TensorPtr>& x) {
+      const TensorPtr y = ops::Conv2d(x[0], w, nullptr, ops::Conv2dOptions{.padding = {1, 1}});
+      const TensorPtr z = ops::Relu(ops::BatchNorm(y, nullptr, nullptr, mean, var, ops::BatchNormOptions{.training = true}));
+      const TensorPtr pooled = ops::AdaptiveAvgPool2d(z, {1, 1});
+      traced = {y, z, ops::Flatten(pooled, 1, -1)};
+      return traced;
+    }, "layouts_" + std::string(dtype->name()));
+    SelectKernels(ir);
+    const MemoryFormat expected =
+        dtype == DType::Float32() ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous;
+    EXPECT_EQ(ir.meta(traced[0]->lazy_value()).format, expected) << "conv2d";
+    EXPECT_EQ(ir.meta(traced[1]->lazy_value()).format, expected) << "relu(batch_norm)";
+    EXPECT_EQ(ir.meta(traced[2]->lazy_value()).format, MemoryFormat::kContiguous) << "flatten";
+    EXPECT_EQ(ir.meta(ir.inputs[0]).format, MemoryFormat::kContiguous) << "the input";
+    for (const IrNode* n : Alive(ir)) {
+      if (n->op->view == nullptr) {
+        EXPECT_NE(n->kernel, nullptr) << n->op->name;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oneflow::graph
