@@ -1,7 +1,6 @@
 #include "core/graph/compile.h"
 
 #include "core/op/layout.h"
-
 #include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
 
