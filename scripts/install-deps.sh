@@ -10,6 +10,7 @@ packages=(
   libfmt-dev                                 # error messages (fmt)
   libgtest-dev libcmocka-dev                 # core tests (GoogleTest), C ABI tests (CMocka)
   libdnnl-dev                                # CPU kernels (oneDNN)
+  libgloo-dev                                # process groups' collectives (Gloo, TCP)
   zlib1g-dev                                 # gzip-compressed IDX files
   dataset-fashion-mnist                      # the training example's data
   swig bindgen golang-go                     # the binding generators (the header is checked against each)

@@ -30,7 +30,10 @@ struct of_session_t {
 // An optimizer handle; shared, because a graph it is attached to keeps it alive (core/graph/graph.h).
 namespace oneflow {
 class Optimizer;
+namespace graph {
+class Graph;
 }
+}  // namespace oneflow
 struct of_optimizer_t {
   std::shared_ptr<oneflow::Optimizer> impl;
 };
@@ -55,6 +58,9 @@ of_status_t* Guard(std::string_view function, Fn&& fn) noexcept {
     return MakeStatus(StatusCode::kUnknown, std::string(function) + ": unknown exception");
   }
 }
+
+// The graph behind a handle (capi/src/graph.cpp); InvalidArgument for NULL.
+graph::Graph& GraphOf(const of_graph_t* graph);
 
 // InvalidArgument "argument '<name>' is NULL" unless p is set.
 template <typename T>

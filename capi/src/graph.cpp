@@ -24,15 +24,15 @@ struct of_graph_t {
   std::deque<std::string> free_names;  // append-only: returned name pointers stay valid
 };
 
-namespace {
+graph::Graph& capi::GraphOf(const of_graph_t* graph) { return *Require(graph, "graph")->impl; }
 
-graph::Graph& Impl(const of_graph_t* g) { return *Require(g, "graph")->impl; }
+namespace {
 
 // Runs fn with the graph's session current on this thread (so that its build intercepts the ops).
 template <typename Fn>
 of_status_t* WithGraph(const char* function, const of_graph_t* g, Fn&& fn) {
   return Guard(function, [&] {
-    graph::Graph& graph = Impl(g);
+    graph::Graph& graph = capi::GraphOf(g);
     SessionScope scope(graph.session());
     fn(graph);
   });
@@ -125,20 +125,20 @@ of_status_t* of_graph_run(of_graph_t* graph, const of_tensor_t* const* inputs, s
 }
 
 of_status_t* of_graph_input_count(const of_graph_t* graph, size_t* out_count) {
-  return Guard(__func__, [&] { *Require(out_count, "out_count") = Impl(graph).program().inputs.size(); });
+  return Guard(__func__, [&] { *Require(out_count, "out_count") = capi::GraphOf(graph).program().inputs.size(); });
 }
 
 of_status_t* of_graph_output_count(const of_graph_t* graph, size_t* out_count) {
-  return Guard(__func__, [&] { *Require(out_count, "out_count") = Impl(graph).program().outputs.size(); });
+  return Guard(__func__, [&] { *Require(out_count, "out_count") = capi::GraphOf(graph).program().outputs.size(); });
 }
 
 of_status_t* of_graph_free_tensor_count(const of_graph_t* graph, size_t* out_count) {
-  return Guard(__func__, [&] { *Require(out_count, "out_count") = Impl(graph).num_free_tensors(); });
+  return Guard(__func__, [&] { *Require(out_count, "out_count") = capi::GraphOf(graph).num_free_tensors(); });
 }
 
 of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t index, const char** out_name) {
   return Guard(__func__, [&] {
-    const std::vector<std::string> names = Impl(graph).free_tensor_names();
+    const std::vector<std::string> names = capi::GraphOf(graph).free_tensor_names();
     Require(out_name, "out_name");
     if (index >= names.size()) {
       OF_THROW(OutOfRange) << "index " << index << " is past the graph's " << names.size() << " free tensors";
@@ -152,7 +152,7 @@ of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t index, co
 
 of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t capacity, size_t* out_length) {
   return Guard(__func__, [&] {
-    const std::string text = Impl(graph).Dump();
+    const std::string text = capi::GraphOf(graph).Dump();
     Require(out_length, "out_length");
     if (capacity > 0) {
       Require(out_buffer, "out_buffer");
@@ -166,7 +166,7 @@ of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t cap
 
 of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memory_stats_t* out_stats) {
   return Guard(__func__, [&] {
-    const graph::MemoryStats s = Impl(graph).memory_stats();
+    const graph::MemoryStats s = capi::GraphOf(graph).memory_stats();
     Require(out_stats, "out_stats");
     OF_CHECK(out_stats->struct_size >= sizeof(size_t))
         << "out_stats->struct_size is " << out_stats->struct_size << "; set it to sizeof(of_graph_memory_stats_t)";

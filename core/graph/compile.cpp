@@ -1,6 +1,7 @@
 // Compile: the passes over the IR, then the lowering (Note [The graph compiler's pipeline]).
 #include "core/graph/compile.h"
 
+#include "core/dist/process_group.h"
 #include "core/graph/lower.h"
 #include "core/graph/passes/passes.h"
 
@@ -14,7 +15,7 @@ namespace oneflow::graph {
 // lowering then only places what the passes decided.
 std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Shape>& input_shapes,
                                     const std::vector<TensorPtr>& variables, const GraphOptions& options,
-                                    std::span<const size_t> update_nodes) {
+                                    std::span<const size_t> update_nodes, const DataParallel* data_parallel) {
   ShapeBinding binding;
   std::string signature;
   for (size_t i = 0; i < program.inputs.size(); ++i) {
@@ -30,6 +31,7 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
     FoldBatchNorm(ir);
     FuseElementwise(ir);
   }
+  if (data_parallel != nullptr) AllReduceGradients(ir, data_parallel->group->id(), data_parallel->bucket_bytes);
   SelectKernels(ir);
   std::unique_ptr<Executable> exe = Lower(ir, options);
   exe->signature = std::move(signature);

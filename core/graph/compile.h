@@ -47,9 +47,10 @@ struct Executable {
 // `input_shapes` are static and already checked against the declared dims; `variables` are the bound
 // tensors in program.variables' order (for their metas: they are bound again at each run);
 // `update_nodes[k]` is the node of the Graph's update k.
+// `data_parallel` (may be null): the gradients the updates read are averaged over its group's ranks.
 std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Shape>& input_shapes,
                                     const std::vector<TensorPtr>& variables, const GraphOptions& options,
-                                    std::span<const size_t> update_nodes);
+                                    std::span<const size_t> update_nodes, const DataParallel* data_parallel = nullptr);
 
 // Runs one step. `inputs` are eager tensors of the compiled shapes, `variables` the graph's variables in
 // program order. Returns the outputs (new tensors).

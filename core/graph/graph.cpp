@@ -1,9 +1,11 @@
 #include "core/graph/graph.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "core/autograd/autograd.h"
 #include "core/graph/builder.h"
+#include "core/dist/process_group.h"
 #include "core/graph/compile.h"
 #include "core/train/optimizer.h"
 
@@ -138,6 +140,62 @@ void Graph::EndBuild() {
   state_ = State::kBuilt;
 }
 
+// Note [Data-parallel graphs]
+// A data-parallel graph is the same traced training step on every rank of a process group, each rank
+// feeding its own inputs (its share of the global batch). Compiling it adds the averaging of the
+// gradients over the ranks before the optimizer's updates (passes/all_reduce_gradients.cpp), so that
+// every rank applies the same update and the parameters stay equal without being sent again. The first
+// run broadcasts rank 0's parameters and batch-norm running statistics, so that the ranks start equal;
+// batch norm normalises with each rank's own batch statistics (as DistributedDataParallel), and with
+// sync_batch_norm_stats each step ends by averaging the running statistics. Each compiled plan is checked
+// once to be the same program on every rank (its ops, input shapes and variables); a rank that differs
+// is named, since otherwise the ranks would wait for collectives that never come.
+void Graph::SetDataParallel(DataParallel dp) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  OF_CHECK(dp.group) << "the process group is null";
+  OF_CHECK(dp.bucket_bytes > 0) << "bucket_bytes must be > 0";
+  if (has_run_) {
+    OF_THROW(FailedPrecondition) << "graph " << Quote(name_)
+                                 << " has already run; make it data-parallel before its first run";
+  }
+  if (state_ == State::kBuilt && updates_.empty()) {
+    OF_THROW(FailedPrecondition) << "graph " << Quote(name_)
+                                 << " has no optimizer: data parallelism averages the gradients a training step's "
+                                    "updates read (attach an optimizer in the build)";
+  }
+  data_parallel_ = std::make_unique<DataParallel>(std::move(dp));
+}
+
+std::vector<size_t> Graph::RunningStatIndices() const {
+  std::vector<size_t> indices;
+  for (const Node& n : program_.nodes) {
+    if (!n.op->batch_norm || !n.attrs.Bool("training")) continue;
+    for (size_t i : {size_t{3}, size_t{4}}) {
+      const int32_t v = n.inputs[i];
+      if (v < 0) continue;
+      const auto it = std::find(program_.variables.begin(), program_.variables.end(), v);
+      if (it != program_.variables.end()) indices.push_back(static_cast<size_t>(it - program_.variables.begin()));
+    }
+  }
+  return indices;
+}
+
+void Graph::StartDataParallel(const std::vector<TensorPtr>& variables) {
+  dist::ProcessGroup& group = *data_parallel_->group;
+  std::vector<size_t> shared = RunningStatIndices();
+  for (size_t i = 0; i < program_.variables.size(); ++i) {
+    if (program_.values[static_cast<size_t>(program_.variables[i])].trainable) shared.push_back(i);
+  }
+  std::sort(shared.begin(), shared.end());
+  shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+  for (size_t i : shared) {
+    const TensorPtr& t = variables[i];
+    CheckWritable(*t, "variable '" + program_.values[static_cast<size_t>(program_.variables[i])].name + "'");
+    group.Broadcast(*t, 0);  // checked: the ranks must hold the same parameters
+    t->MarkWritten();
+  }
+}
+
 void Graph::CheckRunnable() const {
   if (state_ != State::kBuilt) {
     OF_THROW(FailedPrecondition) << "graph " << Quote(name_) << " "
@@ -170,6 +228,8 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
   }
   // The variables are the session's, bound for this run only.
   const std::vector<TensorPtr> variables = session_->free_tensors().Tensors(id_);
+  if (data_parallel_ && !has_run_) StartDataParallel(variables);
+  has_run_ = true;
   Executable& exe = PlanFor(key, shapes, variables);
   for (Executable::Step& step : exe.steps) {
     if (step.update < 0) continue;
@@ -178,11 +238,39 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
   }
   std::vector<TensorPtr> outputs = Execute(exe, inputs, variables, *session_);
   for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
+  if (data_parallel_ && data_parallel_->sync_batch_norm_stats) {
+    for (size_t i : RunningStatIndices()) data_parallel_->group->AllReduce(*variables[i], dist::ReduceOp::kMean, false);
+  }
   last_stats_ = exe.stats;
   last_stats_.specialization_count = cache_.size();
   last_stats_.compile_count = compile_count_;
   for (const auto& [k, plan] : cache_) last_stats_.cached_plan_bytes += plan.exe->stats.planned_peak_bytes;
   return outputs;
+}
+
+namespace {
+// What must agree between the ranks of a data-parallel graph: the ops in order, the concrete input dims
+// and the variables' dtypes and shapes (FNV-1a).
+uint64_t ProgramSignatureOf(const Program& p, const std::vector<int64_t>& input_key, const std::vector<TensorPtr>& variables) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](uint64_t v) {
+    for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+  };
+  for (const Node& n : p.nodes) {
+    for (char c : n.op->name) mix(static_cast<uint8_t>(c));
+    mix(n.inputs.size());
+  }
+  for (int64_t d : input_key) mix(static_cast<uint64_t>(d));
+  for (const TensorPtr& v : variables) {
+    mix(static_cast<uint64_t>(v->dtype()->code()));
+    for (Dim d : v->shape()) mix(static_cast<uint64_t>(d.value()));
+  }
+  return h;
+}
+}  // namespace
+
+uint64_t Graph::ProgramSignature(const std::vector<int64_t>& key, const std::vector<TensorPtr>& variables) const {
+  return ProgramSignatureOf(program_, key, variables);
 }
 
 Executable& Graph::PlanFor(const std::vector<int64_t>& key, const std::vector<Shape>& shapes,
@@ -191,8 +279,12 @@ Executable& Graph::PlanFor(const std::vector<int64_t>& key, const std::vector<Sh
   if (it == cache_.end()) {
     std::vector<size_t> update_nodes;
     for (const Update& u : updates_) update_nodes.push_back(u.node);
-    std::unique_ptr<Executable> exe = Compile(program_, shapes, variables, options_, update_nodes);
+    std::unique_ptr<Executable> exe = Compile(program_, shapes, variables, options_, update_nodes, data_parallel_.get());
     ++compile_count_;
+    if (data_parallel_) {  // Note [Data-parallel graphs]: every rank runs the same plan
+      data_parallel_->group->CheckSame(ProgramSignature(key, variables),
+                                       fmt::format("graph {}'s program (its ops, input shapes and variables)", Quote(name_)));
+    }
     if (cache_.size() >= options_.plan_cache_size) {
       auto lru = std::min_element(cache_.begin(), cache_.end(),
                                   [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });

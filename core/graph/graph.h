@@ -39,7 +39,10 @@
 
 namespace oneflow {
 class Optimizer;
+namespace dist {
+class ProcessGroup;
 }
+}  // namespace oneflow
 
 namespace oneflow::graph {
 
@@ -50,6 +53,14 @@ struct GraphOptions {
   // Compiled plans kept, one per concrete input shape; beyond it the least recently used is evicted
   // (and compiled again if its shape comes back). >= 1.
   size_t plan_cache_size = 8;
+};
+
+// Data-parallel training (Note [Data-parallel graphs] in graph.cpp): each run is one step of a data-parallel
+// job over `group`'s ranks, each rank training on its own inputs.
+struct DataParallel {
+  std::shared_ptr<dist::ProcessGroup> group;
+  size_t bucket_bytes = size_t{25} << 20;  // gradients averaged per all_reduce (Note [Gradient buckets])
+  bool sync_batch_norm_stats = false;      // average batch norms' running statistics after each step
 };
 
 enum class ValueKind : uint8_t { kInput, kVariable, kOp };
@@ -122,6 +133,9 @@ class Graph {
   void AddOptimizer(std::shared_ptr<Optimizer> optimizer);
   // Closes the build: FailedPrecondition without outputs or updates.
   void EndBuild();
+  // Makes every run a data-parallel step over dp.group (kept alive by the graph): FailedPrecondition once
+  // the graph has run, or without an optimizer when built.
+  void SetDataParallel(DataParallel dp);
   bool is_built() const { return state_ == State::kBuilt; }
 
   // --- running (any thread) ---
@@ -158,6 +172,13 @@ class Graph {
   std::shared_ptr<GraphBuilder> builder_;  // while building
   Program program_;
   std::vector<Update> updates_;
+  std::unique_ptr<DataParallel> data_parallel_;  // set by SetDataParallel
+  bool has_run_ = false;
+  // Data-parallel runs: the first broadcasts rank 0's parameters and running statistics.
+  void StartDataParallel(const std::vector<TensorPtr>& variables);
+  // The variables that batch norms update (running statistics), in program order.
+  std::vector<size_t> RunningStatIndices() const;
+  uint64_t ProgramSignature(const std::vector<int64_t>& key, const std::vector<TensorPtr>& variables) const;
 
   // The plan of one concrete input shape, and when it was last run (for least-recently-used eviction).
   struct CachedPlan {

@@ -3,8 +3,9 @@
 // Executable. Internal to core/graph.
 //
 // Values keep their ids from the Program (fusion adds none: a fused node writes the value its last member
-// wrote); nodes keep trace order, which stays a valid execution order (a pass that replaces several nodes
-// puts the replacement at the place of the last one and marks the others dead).
+// wrote; a pass that adds values appends them); nodes keep trace order, which stays a valid execution
+// order (a pass that replaces several nodes puts the replacement at the place of the last one and marks
+// the others dead; one that adds nodes inserts them after the producers of what they read).
 #pragma once
 
 #include <cstdint>

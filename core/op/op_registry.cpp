@@ -42,6 +42,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterScanOps(*r);
     RegisterConvolutionOps(*r);
     RegisterResampleOps(*r);
+    RegisterCollectiveOps(*r);
     return r;
   }();
   return *registry;

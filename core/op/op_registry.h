@@ -124,6 +124,12 @@ struct OpDef {
   // a batch normalization: inputs (x, weight, bias, running_mean, running_var), outputs (y, saved_mean,
   // saved_var), attributes training and eps.
   bool batch_norm = false;
+  // the call communicates with the other processes of a group (core/dist/): every rank must make it, so a
+  // graph never drops it, even when nothing reads its result;
+  bool collective = false;
+  // an optimizer update: the input that holds the parameter's gradient (data-parallel graphs average it
+  // over the ranks first), or -1.
+  int gradient_input = -1;
 
   bool IsOptionalInput(size_t i) const;
   // Whether a call with `attrs` writes its mutated_inputs (see writes_inputs).

@@ -204,6 +204,7 @@ void RegisterOptimizerOps(OpRegistry& registry) {
       .infer = InferSgdUpdate,
       .kernels = {{DeviceType::kCPU, kFloatingTypes, SgdUpdateKernel}},
       .mutated_inputs = {0, 2},
+      .gradient_input = 1,
   });
   const AdamOptions adam;
   registry.Register(OpDef{
@@ -220,6 +221,7 @@ void RegisterOptimizerOps(OpRegistry& registry) {
       .infer = InferAdamUpdate,
       .kernels = {{DeviceType::kCPU, kFloatingTypes, AdamUpdateKernel}},
       .mutated_inputs = {0, 2, 3, 4},
+      .gradient_input = 1,
   });
 }
 

@@ -1,5 +1,9 @@
 #include "tests/ops/op_test_util.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -274,6 +278,23 @@ std::vector<double> BroadcastRef(const Shape& out, const std::vector<const Tenso
     expected[static_cast<size_t>(i)] = f(args);
   }
   return expected;
+}
+
+}  // namespace oneflow::test
+
+namespace oneflow::test {
+
+int FreeTcpPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+  if (fd >= 0) close(fd);
+  EXPECT_TRUE(ok) << "no free TCP port";
+  return ntohs(sa.sin_port);
 }
 
 }  // namespace oneflow::test

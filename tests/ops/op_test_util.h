@@ -48,6 +48,9 @@ double InDType(double v, Symbol<DType> dtype);
 // An absolute tolerance for `dtype`: RtolFor(dtype), at least 1e-6.
 double AtolFor(Symbol<DType> dtype);
 
+// A TCP port on 127.0.0.1 that was free a moment ago (for tcp:// rendezvous in tests).
+int FreeTcpPort();
+
 // Row-major index helpers for reference loops.
 std::vector<int64_t> Unravel(int64_t flat, const Shape& shape);
 int64_t Ravel(const std::vector<int64_t>& index, const Shape& shape);

@@ -1561,6 +1561,92 @@ OF_API of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memo
 
 /*===--- end of lazy graphs -----------------------------------------------------------------===*/
 
+/*===--- process groups and data-parallel training ----------------------------------------===*/
+
+/* A process group: the ranks 0 .. world_size - 1 of one job, each a process (on this machine or others),
+ * and the collectives between them, carried by Gloo over TCP (CPU tensors). Every rank creates the group
+ * with the same world size and rendezvous and its own rank; then every rank must make the same collective
+ * calls in the same order, with the same dtypes and shapes (a mismatch is INVALID_ARGUMENT naming the
+ * ranks that differ). Each call waits at most the group's timeout for its peers: a peer that exited is
+ * UNAVAILABLE naming its rank and process, one that did not take part in time DEADLINE_EXCEEDED naming
+ * its rank; after such a failure the group is broken (its calls are FAILED_PRECONDITION saying why) while
+ * the session, tensors and graphs keep working. Destroy the group with of_process_group_destroy, in any
+ * order with everything else (a data-parallel graph keeps its group alive). Thread-safety: the calls of
+ * one group are serialised; the order of collectives must be the same on every rank.
+ *
+ * scripts/run-distributed.sh N -- program args starts N local ranks with OF_RANK, OF_WORLD_SIZE and
+ * OF_RENDEZVOUS in their environment. */
+typedef struct of_process_group_t of_process_group_t;
+
+typedef struct of_process_group_options_t {
+  size_t struct_size;     /* sizeof(of_process_group_options_t), set by of_process_group_options_init */
+  int32_t rank;           /* this process's rank, in [0, world_size); default 0 */
+  int32_t world_size;     /* >= 1; default 1 */
+  const char* rendezvous; /* where the ranks meet (borrowed for the call, required): a directory all of
+                             them can write, empty and used by this group only ("file://" prefix
+                             optional), or "tcp://host:port", which rank 0 listens on */
+  int64_t timeout_ms;     /* > 0: joining, and each collective; default 30000 */
+  const char* host;       /* the address this rank's connections use (NULL: "127.0.0.1", one machine) */
+} of_process_group_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_process_group_options_init(of_process_group_options_t* options);
+/* Joins the group; returns once every rank has joined. INVALID_ARGUMENT for options out of range, a
+ * rendezvous directory that cannot be written, ranks that disagree on the world size or a rank claimed by
+ * two processes; DEADLINE_EXCEEDED naming the ranks that did not join within the timeout. Free
+ * *out_group with of_process_group_destroy. */
+OF_API of_status_t* of_process_group_create(const of_process_group_options_t* options,
+                                            of_process_group_t** out_group);
+/* Leaves the group (the other ranks' later collectives with it fail). A graph made data-parallel with it
+ * keeps the group until the graph is destroyed. NULL is fine. */
+OF_API void of_process_group_destroy(of_process_group_t* group);
+OF_API of_status_t* of_process_group_rank(const of_process_group_t* group, int32_t* out_rank);
+OF_API of_status_t* of_process_group_world_size(const of_process_group_t* group, int32_t* out_world_size);
+/* Returns once every rank has called it (or fails as the collectives do). */
+OF_API of_status_t* of_process_group_barrier(of_process_group_t* group);
+
+/* How all_reduce combines the ranks' values. Append only. */
+typedef int32_t of_reduce_op_t;
+enum of_reduce_ops {
+  OF_REDUCE_SUM = 0,  /* integers wrap around */
+  OF_REDUCE_MEAN = 1, /* floating dtypes only: the sum divided by world_size */
+  OF_REDUCE_MAX = 2,  /* NaN wins */
+  OF_REDUCE_MIN = 3
+};
+/* Collectives as ops (group borrowed), eagerly and in graphs: *out_tensor is new on every rank. They are not
+ * differentiable. A graph that traces them needs the group alive when it runs (FAILED_PRECONDITION once it
+ * is destroyed) and never drops them.
+ * all_reduce: x's elements combined over the ranks, x's dtype and shape (numeric dtypes, not bool).
+ * broadcast: rank `root`'s x on every rank (any dtype).
+ * all_gather: shape (world_size, *x.shape), rank r's x at index r (any dtype). */
+OF_API of_status_t* of_all_reduce(of_session_t* session, of_process_group_t* group, const of_tensor_t* x,
+                                  of_reduce_op_t op, of_tensor_t** out_tensor);
+OF_API of_status_t* of_broadcast(of_session_t* session, of_process_group_t* group, const of_tensor_t* x,
+                                 int32_t root, of_tensor_t** out_tensor);
+OF_API of_status_t* of_all_gather(of_session_t* session, of_process_group_t* group, const of_tensor_t* x,
+                                  of_tensor_t** out_tensor);
+
+/* Data-parallel training through a graph. */
+typedef struct of_data_parallel_options_t {
+  size_t struct_size;            /* sizeof(of_data_parallel_options_t), set by of_data_parallel_options_init */
+  int64_t bucket_bytes;          /* > 0: gradients averaged by one all_reduce; default 25 MiB */
+  of_bool_t sync_batch_norm_stats; /* 1: average the batch norms' running statistics over the ranks after
+                                      each step; default 0: each rank keeps its own, as PyTorch's
+                                      DistributedDataParallel without broadcast_buffers */
+} of_data_parallel_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_data_parallel_options_init(of_data_parallel_options_t* options);
+/* Makes every run of `graph` (a training step: built with an optimizer) one data-parallel step over
+ * `group` (kept alive by the graph; options may be NULL), each rank running the graph on its own inputs,
+ * such as its share of the global batch. The first run broadcasts rank 0's parameters and batch-norm
+ * running statistics; each step averages the gradients over the ranks, in buckets, before the optimizer's
+ * updates, so that every rank applies the same update. Each compiled plan is first checked to be the same
+ * program on every rank (INVALID_ARGUMENT naming the ranks that differ). FAILED_PRECONDITION once the
+ * graph has run, or for a built graph without an optimizer. */
+OF_API of_status_t* of_graph_set_data_parallel(of_graph_t* graph, of_process_group_t* group,
+                                               OF_NULLABLE const of_data_parallel_options_t* options);
+
+/*===--- end of process groups ----------------------------------------------------------------===*/
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

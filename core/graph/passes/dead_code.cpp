@@ -5,8 +5,10 @@
 namespace oneflow::graph {
 namespace {
 
-// A node that writes a variable in place (a parameter update, batch norm's running statistics).
+// A node that writes a variable in place (a parameter update, batch norm's running statistics), or a
+// collective, which the other ranks wait for.
 bool HasSideEffects(const IrNode& n) {
+  if (n.op->collective) return true;
   if (!n.op->WritesInputs(n.attrs)) return false;
   return std::any_of(n.op->mutated_inputs.begin(), n.op->mutated_inputs.end(),
                      [&](int m) { return n.inputs[static_cast<size_t>(m)] >= 0; });

@@ -27,6 +27,11 @@ void FoldBatchNorm(Ir& ir);
 // intermediates have a single reader, become one fused_elementwise node at the place of the tree's root.
 void FuseElementwise(Ir& ir);
 
+// all_reduce_gradients.cpp: in a data-parallel graph, the gradients that the optimizer updates read are
+// averaged over the ranks of process group `group` first, in buckets of about `bucket_bytes` (Note
+// [Gradient buckets]). Adds nodes and values.
+void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes);
+
 // select_kernels.cpp: each node's kernel for its device and dtype (Unimplemented naming the op where there
 // is none) and the call's memory format (core/op/layout.h), which gives every value its format; a view's
 // format is that of the view made of its input as laid out.

@@ -1,0 +1,100 @@
+// Process groups: the ranks of one data-parallel job and the collectives between them, over Gloo
+// (https://github.com/facebookincubator/gloo, Debian's libgloo: TCP transport), which moves the bytes;
+// this file owns rendezvous, dtypes, reductions, timeouts and the errors users see.
+//
+// Note [Collective failures]
+// Every collective runs under the group's timeout. When one fails (a peer closed its connections, or
+// nothing arrived in time), the rank finds out which peers are gone before reporting: each rank wrote its
+// host and pid to the rendezvous store when it joined, and on a failure each surviving rank records in the
+// store which collective it failed in and waits briefly for the others' records. A peer whose process has
+// exited (same host) is named as such (UNAVAILABLE); a peer that wrote no record never reached the
+// collective (DEADLINE_EXCEEDED, "did not take part"). The group is then broken: later collectives are
+// FAILED_PRECONDITION naming the first failure; the session and everything else keep working.
+//
+// Thread-safety: collectives of one group are serialised by the group (Gloo's pairs carry one collective
+// at a time, in the order every rank issues them, so every rank must issue the same collectives in the
+// same order); rank() and world_size() may be read from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/tensor/tensor.h"
+
+namespace gloo {
+class Context;
+namespace rendezvous {
+class Store;
+}
+}  // namespace gloo
+
+namespace oneflow::dist {
+
+enum class ReduceOp : int32_t { kSum = 0, kMean = 1, kMax = 2, kMin = 3 };
+const char* ReduceOpName(ReduceOp op);  // "sum", "mean", "max", "min"
+
+struct ProcessGroupOptions {
+  int32_t rank = 0;
+  int32_t world_size = 1;
+  // Where the ranks meet: a directory all of them can read and write, created empty for this group
+  // ("file://" prefix optional), or "tcp://host:port", a port that rank 0 listens on.
+  std::string rendezvous;
+  std::chrono::milliseconds timeout{30000};  // joining, and each collective
+  std::string host = "127.0.0.1";            // the address this rank's connections use
+};
+
+class ProcessGroup {
+ public:
+  // Joins the group: every rank calls it with the same world size and rendezvous and its own rank.
+  // InvalidArgument for options out of range or ranks that disagree on the world size or claim the same
+  // rank; DeadlineExceeded naming the missing ranks when not all join within the timeout.
+  static std::shared_ptr<ProcessGroup> Create(const ProcessGroupOptions& options);
+  // The live group with this id (ids are never reused in a process), or null once destroyed.
+  static std::shared_ptr<ProcessGroup> Find(int64_t id);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int64_t id() const { return id_; }
+  int32_t rank() const { return rank_; }
+  int32_t world_size() const { return world_size_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // The collectives, on contiguous CPU tensors, in place. Every rank passes the same dtype and number of
+  // elements (checked where `checked`: one small exchange first; the graph checks its plans once instead).
+  // AllReduce: numeric dtypes; kMean needs a floating dtype.
+  void AllReduce(const Tensor& t, ReduceOp op, bool checked = true);
+  // Rank `root`'s elements into t on every rank.
+  void Broadcast(const Tensor& t, int32_t root, bool checked = true);
+  // out (world_size * in.numel() elements): rank r's `in` at position r.
+  void AllGather(const Tensor& in, const Tensor& out, bool checked = true);
+  void Barrier();
+
+  // Refuses (InvalidArgument naming the ranks that differ) unless every rank passes the same value;
+  // `what` says what the value stands for.
+  void CheckSame(uint64_t value, std::string_view what);
+
+ private:
+  ProcessGroup() = default;
+  template <typename Fn>
+  void Run(std::string_view collective, Fn&& fn);
+  [[noreturn]] void Fail(std::string_view collective, const std::exception& e);
+  // What the peers were doing when `collective` (number `seq`) failed (Note [Collective failures]).
+  std::string Diagnose(uint64_t seq);
+
+  int64_t id_ = 0;
+  int32_t rank_ = 0, world_size_ = 1;
+  std::chrono::milliseconds timeout_{30000};
+  std::string host_;
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<gloo::Context> context_;
+  std::mutex mutex_;        // one collective at a time
+  uint64_t sequence_ = 0;   // collectives issued so far (Gloo's tag, and the failure records' key)
+  std::string failure_;     // the first failure; the group is broken once set
+};
+
+}  // namespace oneflow::dist

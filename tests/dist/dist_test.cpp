@@ -1,0 +1,464 @@
+// Process groups of 2 and 3 processes on 127.0.0.1 (core/dist/, Note [Data-parallel graphs]): the
+// collectives per dtype and op against hand-computed results; data-parallel training through graphs
+// against one process training on the whole batch; and failures: a rank that exits mid-step, one that
+// never joins, one that hangs, ranks that disagree.
+//
+// Each test starts its ranks as fresh processes: this program again (posix_spawn of /proc/self/exe) with
+// OF_TEST_SCENARIO, OF_RANK, OF_WORLD_SIZE and OF_RENDEZVOUS in the environment, which main() below turns
+// into one call of the scenario. A rank reports through its exit status and a file of lines in the test's
+// directory (OF_TEST_DIR/rank<r>.txt): results to compare, or the status it was expected to fail with.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/dist/collectives.h"
+#include "core/graph/graph.h"
+#include "core/train/optimizer.h"
+#include "tests/ops/op_test_util.h"
+
+extern char** environ;
+
+namespace oneflow::test {
+namespace {
+
+using dist::ProcessGroup;
+using dist::ReduceOp;
+using Clock = std::chrono::steady_clock;
+
+// ---- the scenarios, as one rank runs them -----------------------------------------------------------
+
+struct Rank {
+  int32_t rank = 0, world = 1;
+  std::string rendezvous, dir;
+  std::ofstream out;  // the rank's report
+  int64_t timeout_ms = 10000;
+
+  std::shared_ptr<ProcessGroup> Join() {
+    return ProcessGroup::Create({.rank = rank, .world_size = world, .rendezvous = rendezvous,
+                                 .timeout = std::chrono::milliseconds(timeout_ms)});
+  }
+  // Runs fn, which must fail: reports "status <code> <ms>\n<message>".
+  void ExpectFailure(const std::function<void()>& fn) {
+    const auto start = Clock::now();
+    try {
+      fn();
+      out << "status ok\n";
+    } catch (const Error& e) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+      out << "status " << StatusCodeName(e.code()) << " " << ms << "\n" << e.message() << "\n";
+    }
+  }
+};
+
+// A value rank r holds at element i, exact in every numeric dtype (small integers).
+double Value(int32_t r, int64_t i) { return static_cast<double>((r + 1) * ((i % 7) - 3) + (i % 3)); }
+
+TensorPtr RankTensor(Symbol<DType> dt, const Shape& shape, int32_t r) {
+  std::vector<double> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = InDType(Value(r, static_cast<int64_t>(i)), dt);
+  return FromDoubles(dt, shape, v);
+}
+
+// Every numeric dtype and op, broadcast from each root, all_gather, an empty and a large tensor: the
+// number of mismatches is the exit status.
+int Collectives(Rank& me) {
+  const auto g = me.Join();
+  int failures = 0;
+  auto check = [&](const TensorPtr& got, const std::vector<double>& want, const std::string& what) {
+    const std::vector<double> v = ToDoubles(got);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!(v[i] == want[i] || (std::isnan(v[i]) && std::isnan(want[i])))) {
+        me.out << what << "[" << i << "]: got " << v[i] << ", want " << want[i] << "\n";
+        ++failures;
+        return;
+      }
+    }
+  };
+  const Shape shape{4, 5};
+  for (DataType d : kAllTypes) {
+    const Symbol<DType> dt = DType::Get(d);
+    const TensorPtr x = RankTensor(dt, shape, me.rank);
+    if (!dt->is_bool()) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+        if (op == ReduceOp::kMean && !dt->is_floating_point()) continue;
+        std::vector<double> want(20);
+        for (int64_t i = 0; i < 20; ++i) {
+          double acc = op == ReduceOp::kMax ? -INFINITY : op == ReduceOp::kMin ? INFINITY : 0.0;
+          for (int32_t r = 0; r < me.world; ++r) {
+            const double v = InDType(Value(r, i), dt);
+            acc = op == ReduceOp::kMax ? std::max(acc, v) : op == ReduceOp::kMin ? std::min(acc, v) : acc + v;
+          }
+          want[static_cast<size_t>(i)] = InDType(op == ReduceOp::kMean ? acc / me.world : acc, dt);
+        }
+        check(ops::AllReduce(g, x, op), want, fmt::format("all_reduce {} {}", ReduceOpName(op), dt->name()));
+      }
+    }
+    for (int32_t root = 0; root < me.world; ++root) {
+      check(ops::Broadcast(g, x, root), ToDoubles(RankTensor(dt, shape, root)), fmt::format("broadcast {}", dt->name()));
+    }
+    std::vector<double> gathered;
+    for (int32_t r = 0; r < me.world; ++r) {
+      const std::vector<double> v = ToDoubles(RankTensor(dt, shape, r));
+      gathered.insert(gathered.end(), v.begin(), v.end());
+    }
+    check(ops::AllGather(g, x), gathered, fmt::format("all_gather {}", dt->name()));
+  }
+  // Empty, and large (more than one segment of Gloo's ring).
+  check(ops::AllReduce(g, RankTensor(DType::Float32(), Shape{0, 3}, me.rank), ReduceOp::kSum), {}, "empty");
+  const int64_t n = int64_t{3} << 20;
+  std::vector<double> want(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int32_t r = 0; r < me.world; ++r) want[static_cast<size_t>(i)] += Value(r, i);
+  }
+  check(ops::AllReduce(g, RankTensor(DType::Float64(), Shape{n}, me.rank), ReduceOp::kSum), want, "large");
+  g->Barrier();
+  return failures;
+}
+
+// ---- data-parallel training -----------------------------------------------------------------------
+
+constexpr int64_t kBatch = 12, kSteps = 5;
+
+// A small convolutional classifier (no batch norm: its statistics are per rank): conv 2->4 3x3, relu,
+// linear 4*4*4 -> 3, cross-entropy; SGD with momentum.
+struct Model {
+  TensorPtr conv_w, conv_b, fc_w, fc_b;
+  std::vector<TensorPtr> params() const { return {conv_w, conv_b, fc_w, fc_b}; }
+};
+
+TensorPtr Param(Symbol<DType> dt, const Shape& shape, double phase) {
+  std::vector<double> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.3 * std::sin(phase + 0.7 * static_cast<double>(i));
+  TensorPtr t = FromDoubles(dt, shape, v);
+  t->set_requires_grad(true);
+  return t;
+}
+
+Model MakeModel(Symbol<DType> dt) {
+  return {Param(dt, {4, 2, 3, 3}, 0.1), Param(dt, {4}, 0.2), Param(dt, {3, 64}, 0.3), Param(dt, {3}, 0.4)};
+}
+
+TensorPtr Loss(const Model& m, const TensorPtr& x, const TensorPtr& labels) {
+  TensorPtr h = ops::Relu(ops::Conv2d(x, m.conv_w, m.conv_b, ops::Conv2dOptions{}));
+  TensorPtr logits = ops::Linear(ops::Flatten(h, 1, -1), m.fc_w, m.fc_b);
+  return ops::CrossEntropy(logits, labels);
+}
+
+// Samples [first, first + n) of step `step`'s global batch.
+std::pair<TensorPtr, TensorPtr> Batch(Symbol<DType> dt, int64_t step, int64_t first, int64_t n) {
+  std::vector<double> x, y;
+  for (int64_t s = first; s < first + n; ++s) {
+    for (int64_t i = 0; i < 2 * 6 * 6; ++i) x.push_back(std::cos(0.37 * static_cast<double>(step * 1000 + s * 72 + i)));
+    y.push_back(static_cast<double>((s + step) % 3));
+  }
+  return {FromDoubles(dt, {n, 2, 6, 6}, x), FromDoubles(DType::Int64(), {n}, y)};
+}
+
+// Trains kSteps steps through a graph on samples [first, first + n) of each global batch, data-parallel
+// over `group` if given; returns the parameters' values.
+std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n) {
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  const Model m = MakeModel(dt);
+  auto opt = std::make_shared<SGD>(m.params(), SgdOptions{.lr = 0.1, .momentum = 0.9});
+  graph::Graph g(session, "dp_train", graph::GraphOptions{});
+  if (group) g.SetDataParallel(graph::DataParallel{.group = group, .bucket_bytes = 512});  // several buckets
+  g.BeginBuild();
+  const TensorPtr x = g.AddInput("x", dt, Shape{Dim::Unknown(), 2, 6, 6});
+  const TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
+  const TensorPtr loss = Loss(m, x, y);
+  Backward({loss}, {TensorPtr()});
+  g.AddOptimizer(opt);
+  g.AddOutput(loss);
+  g.EndBuild();
+  for (int64_t step = 0; step < kSteps; ++step) {
+    const auto [bx, by] = Batch(dt, step, first, n);
+    g.Run({bx, by});
+  }
+  std::vector<double> values;
+  for (const TensorPtr& p : m.params()) {
+    const std::vector<double> v = ToDoubles(p);
+    values.insert(values.end(), v.begin(), v.end());
+  }
+  return values;
+}
+
+int DataParallelTraining(Rank& me, Symbol<DType> dt) {
+  const auto g = me.Join();
+  const int64_t share = kBatch / me.world;
+  for (double v : Train(dt, g, me.rank * share, share)) me.out << fmt::format("{:a}\n", v);  // exact
+  return 0;
+}
+
+// ---- failures -----------------------------------------------------------------------------------
+
+// Rank 1 exits in the middle of the third step; the others must fail then, naming it.
+int RankExits(Rank& me) {
+  me.timeout_ms = 3000;
+  const auto g = me.Join();
+  if (me.rank == 1) {
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      _exit(9);
+    }).detach();
+  }
+  me.ExpectFailure([&] {
+    for (int step = 0; step < 1000; ++step) {
+      ops::AllReduce(g, RankTensor(DType::Float32(), Shape{1 << 16}, me.rank), ReduceOp::kSum);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  me.ExpectFailure([&] { g->Barrier(); });  // the group stays broken
+  return 0;
+}
+
+// Rank 1 sleeps past the timeout before the second collective.
+int RankHangs(Rank& me) {
+  me.timeout_ms = 1500;
+  const auto g = me.Join();
+  ops::AllReduce(g, RankTensor(DType::Float32(), Shape{8}, me.rank), ReduceOp::kSum);
+  if (me.rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  me.ExpectFailure([&] { ops::AllReduce(g, RankTensor(DType::Float32(), Shape{8}, me.rank), ReduceOp::kSum); });
+  return 0;
+}
+
+int JoinFails(Rank& me) {
+  me.timeout_ms = 1500;
+  me.ExpectFailure([&] { me.Join(); });
+  return 0;
+}
+
+// Rank 1 reduces a tensor of another shape.
+int ShapesDiffer(Rank& me) {
+  const auto g = me.Join();
+  me.ExpectFailure([&] { ops::AllReduce(g, RankTensor(DType::Float32(), Shape{me.rank == 1 ? 5 : 4}, me.rank), ReduceOp::kSum); });
+  return 0;
+}
+
+// Rank 1's data-parallel graph runs another batch size (a different plan).
+int GraphsDiffer(Rank& me) {
+  const auto g = me.Join();
+  me.ExpectFailure([&] { Train(DType::Float64(), g, 0, me.rank == 1 ? 3 : 4); });
+  return 0;
+}
+
+int RunScenario(const std::string& scenario, Rank& me) {
+  if (scenario == "collectives") return Collectives(me);
+  if (scenario == "train_f64") return DataParallelTraining(me, DType::Float64());
+  if (scenario == "train_f32") return DataParallelTraining(me, DType::Float32());
+  if (scenario == "rank_exits") return RankExits(me);
+  if (scenario == "rank_hangs") return RankHangs(me);
+  if (scenario == "join_fails") return JoinFails(me);
+  if (scenario == "shapes_differ") return ShapesDiffer(me);
+  if (scenario == "graphs_differ") return GraphsDiffer(me);
+  std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
+  return 99;
+}
+
+// ---- the tests: start the ranks and read their reports ----------------------------------------
+
+struct Report {
+  int status = -1;  // the exit status, or -signal
+  std::vector<std::string> lines;
+  // The "status <code> <ms>" line of an expected failure, and the message after it.
+  std::string code;
+  long ms = -1;
+  std::string message;
+};
+
+// Starts the ranks in `start` (default: all) of a `world`-rank group running `scenario`, waits at most
+// `limit`, and returns each rank's report (by rank; ranks not started have status -1).
+std::vector<Report> Launch(const std::string& scenario, int32_t world, bool tcp = false, std::vector<int32_t> start = {},
+                           std::chrono::seconds limit = std::chrono::seconds(60)) {
+  if (start.empty()) {
+    for (int32_t r = 0; r < world; ++r) start.push_back(r);
+  }
+  char dir_template[] = "/tmp/of_dist_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string rendezvous = tcp ? fmt::format("tcp://127.0.0.1:{}", FreeTcpPort()) : dir;
+  std::map<pid_t, int32_t> running;
+  for (int32_t r : start) {
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+    env_strings.push_back("OF_TEST_SCENARIO=" + scenario);
+    env_strings.push_back(fmt::format("OF_RANK={}", r));
+    env_strings.push_back(fmt::format("OF_WORLD_SIZE={}", world));
+    env_strings.push_back("OF_RENDEZVOUS=" + rendezvous);
+    env_strings.push_back("OF_TEST_DIR=" + dir);
+    std::vector<char*> env;
+    for (std::string& s : env_strings) env.push_back(s.data());
+    env.push_back(nullptr);
+    char self[] = "/proc/self/exe";
+    char* argv[] = {self, nullptr};
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, env.data()), 0);
+    running[pid] = r;
+  }
+  std::vector<Report> reports(static_cast<size_t>(world));
+  const auto deadline = Clock::now() + limit;
+  while (!running.empty()) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0 && running.count(pid) != 0) {
+      reports[static_cast<size_t>(running[pid])].status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+      running.erase(pid);
+      continue;
+    }
+    if (Clock::now() > deadline) {
+      for (const auto& [p, r] : running) {
+        kill(p, SIGKILL);
+        ADD_FAILURE() << scenario << ": rank " << r << " still ran after " << limit.count() << " s";
+      }
+      for (const auto& [p, r] : running) waitpid(p, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (int32_t r : start) {
+    Report& rep = reports[static_cast<size_t>(r)];
+    std::ifstream in(fmt::format("{}/rank{}.txt", dir, r));
+    for (std::string line; std::getline(in, line);) rep.lines.push_back(line);
+    for (size_t i = 0; i < rep.lines.size(); ++i) {
+      if (!rep.lines[i].starts_with("status ")) continue;
+      std::istringstream s(rep.lines[i].substr(7));
+      s >> rep.code >> rep.ms;
+      if (i + 1 < rep.lines.size()) rep.message = rep.lines[i + 1];
+      break;
+    }
+  }
+  std::system(("rm -rf " + dir).c_str());
+  return reports;
+}
+
+TEST(ProcessGroup, CollectivesMatchHandComputedResults) {
+  for (const int32_t world : {2, 3}) {
+    SCOPED_TRACE(fmt::format("world {}", world));
+    for (const Report& r : Launch("collectives", world)) {
+      EXPECT_EQ(r.status, 0) << fmt::format("{}", fmt::join(r.lines, "\n"));
+    }
+  }
+}
+
+TEST(ProcessGroup, TcpRendezvous) {
+  for (const Report& r : Launch("collectives", 2, /*tcp=*/true)) {
+    EXPECT_EQ(r.status, 0) << fmt::format("{}", fmt::join(r.lines, "\n"));
+  }
+}
+
+// N processes on 1/N of each batch end with the parameters of one process on the whole batch.
+TEST(DataParallel, TrainingEqualsOneProcessOnTheWholeBatch) {
+  for (const auto& [scenario, dt, tol] : {std::tuple("train_f64", DType::Float64(), 1e-10),
+                                          std::tuple("train_f32", DType::Float32(), 2e-5)}) {
+    std::vector<double> want;
+    {
+      want = Train(dt, nullptr, 0, kBatch);
+    }
+    for (const int32_t world : {2, 3}) {
+      SCOPED_TRACE(fmt::format("{} world {}", scenario, world));
+      const std::vector<Report> reports = Launch(scenario, world);
+      for (int32_t r = 0; r < world; ++r) {
+        const Report& rep = reports[static_cast<size_t>(r)];
+        ASSERT_EQ(rep.status, 0) << fmt::format("{}", fmt::join(rep.lines, "\n"));
+        ASSERT_EQ(rep.lines.size(), want.size());
+        int reported = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const double got = std::strtod(rep.lines[i].c_str(), nullptr);
+          if (std::fabs(got - want[i]) > tol * (1 + std::fabs(want[i])) && reported++ < 3) {
+            ADD_FAILURE() << "rank " << r << " parameter value " << i << ": " << got << ", one process: " << want[i];
+          }
+          // Every rank applied the same updates.
+          EXPECT_EQ(rep.lines[i], reports[0].lines[i]) << "rank " << r << " value " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(DataParallel, ARankThatExitsIsNamedByTheOthers) {
+  const std::vector<Report> reports = Launch("rank_exits", 3);
+  for (int32_t r : {0, 2}) {
+    const Report& rep = reports[static_cast<size_t>(r)];
+    EXPECT_EQ(rep.status, 0);
+    EXPECT_EQ(rep.code, "UNAVAILABLE") << rep.message;
+    EXPECT_LT(rep.ms, 3000 + 1500) << "within the timeout (3 s) and the diagnosis";
+    EXPECT_NE(rep.message.find("rank 1 (process"), std::string::npos) << rep.message;
+    EXPECT_NE(rep.message.find("has exited"), std::string::npos) << rep.message;
+    // Later calls say the group is broken.
+    ASSERT_GE(rep.lines.size(), 4u);
+    EXPECT_NE(rep.lines[2].find("FAILED_PRECONDITION"), std::string::npos) << rep.lines[2];
+    EXPECT_NE(rep.lines[3].find("failed earlier"), std::string::npos) << rep.lines[3];
+  }
+  EXPECT_EQ(reports[1].status, 9);
+}
+
+TEST(DataParallel, ARankThatHangsTimesOut) {
+  const std::vector<Report> reports = Launch("rank_hangs", 3);
+  for (int32_t r : {0, 2}) {
+    const Report& rep = reports[static_cast<size_t>(r)];
+    EXPECT_EQ(rep.status, 0);
+    EXPECT_EQ(rep.code, "DEADLINE_EXCEEDED") << rep.message;
+    EXPECT_LT(rep.ms, 1500 + 1500);
+    EXPECT_NE(rep.message.find("rank 1 did not take part"), std::string::npos) << rep.message;
+  }
+}
+
+TEST(DataParallel, ARankThatNeverJoinsTimesOut) {
+  const std::vector<Report> reports = Launch("join_fails", 3, false, {0, 1});
+  for (int32_t r : {0, 1}) {
+    const Report& rep = reports[static_cast<size_t>(r)];
+    EXPECT_EQ(rep.status, 0);
+    EXPECT_EQ(rep.code, "DEADLINE_EXCEEDED") << rep.message;
+    EXPECT_LT(rep.ms, 1500 + 1000);
+    EXPECT_NE(rep.message.find("rank(s) 2 did not join within 1500 ms"), std::string::npos) << rep.message;
+  }
+}
+
+TEST(DataParallel, RanksThatDisagreeAreRefused) {
+  std::vector<Report> reports = Launch("shapes_differ", 2);
+  for (const Report& rep : reports) {
+    EXPECT_EQ(rep.code, "INVALID_ARGUMENT") << rep.message;
+    EXPECT_NE(rep.message.find("differs between ranks: rank(s) 1"), std::string::npos) << rep.message;
+  }
+  reports = Launch("graphs_differ", 2);
+  for (const Report& rep : reports) {
+    EXPECT_EQ(rep.code, "INVALID_ARGUMENT") << rep.message;
+    EXPECT_NE(rep.message.find("program"), std::string::npos) << rep.message;
+    EXPECT_NE(rep.message.find("rank(s) 1"), std::string::npos) << rep.message;
+  }
+}
+
+}  // namespace
+}  // namespace oneflow::test
+
+int main(int argc, char** argv) {
+  if (const char* scenario = std::getenv("OF_TEST_SCENARIO")) {
+    oneflow::test::Rank me;
+    me.rank = std::atoi(std::getenv("OF_RANK"));
+    me.world = std::atoi(std::getenv("OF_WORLD_SIZE"));
+    me.rendezvous = std::getenv("OF_RENDEZVOUS");
+    me.dir = std::getenv("OF_TEST_DIR");
+    me.out.open(me.dir + "/rank" + std::to_string(me.rank) + ".txt");
+    try {
+      return oneflow::test::RunScenario(scenario, me);
+    } catch (const std::exception& e) {
+      me.out << "unexpected error: " << e.what() << "\n";
+      return 98;
+    }
+  }
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
