@@ -3,6 +3,7 @@
  *
  *   train_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N]
  *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]
+ *                       [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
@@ -17,6 +18,16 @@
  * batch runs the same graph (compiled once more for that size). The learning rate still changes
  * between runs (of_optimizer_set_lr), and each run updates the eager parameter tensors in place, which
  * are what gets saved.
+ *
+ * Data parallelism: with --world-size N > 1 (or OF_WORLD_SIZE, OF_RANK and OF_RENDEZVOUS in the
+ * environment, as scripts/run-distributed.sh N -- train_fashion_mnist ... sets them), N processes train
+ * one model together: each joins the process group (of_process_group_create), takes its 1/N share of
+ * every global batch of --batch-size images (the same shuffled order everywhere; a batch's remainder
+ * after an even split is left out) and runs the training graph made data-parallel
+ * (of_graph_set_data_parallel: rank 0's weights to start, gradients averaged over the ranks every step,
+ * batch-norm running statistics averaged too, so every rank evaluates the same model). It implies
+ * --graph. Each rank prints its images/s and rank 0 the total (an of_all_reduce of the rates); rank 0
+ * alone saves the weights.
  *
  * --summary adds one line per epoch for programs (bench/compare_fashion_mnist.py):
  * "bench: epoch=<n> train_s=<s> eval_s=<s> images_per_s=<x> loss=<x> accuracy=<0..1>", the training and
@@ -338,6 +349,21 @@ static void progress(int epoch, int epochs, size_t done, size_t total, double lo
   fflush(stderr);
 }
 
+/* Data parallelism: this rank's training rate, and (on the leader) all ranks' together. */
+static void report_rates(of_session_t* s, of_process_group_t* group, double rate, int leader) {
+  of_tensor_t *mine = NULL, *total = NULL;
+  const int64_t one = 1;
+  CHECK(of_tensor_from_data(s, of_dtype_float64(), &one, 1, &rate, sizeof rate, NULL, &mine));
+  CHECK(of_all_reduce(s, group, mine, OF_REDUCE_SUM, &total));
+  double sum = 0.0;
+  CHECK(of_tensor_copy_to_host(total, &sum, sizeof sum));
+  printf("training: %.0f img/s on this rank", rate);
+  if (leader) printf("; all ranks: %.0f img/s", sum);
+  printf("\n");
+  of_tensor_release(mine);
+  of_tensor_release(total);
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -349,6 +375,8 @@ typedef struct {
   size_t limit; /* use only the first N training examples (0 = all) */
   int graph;    /* train and evaluate through lazy graphs */
   int summary;  /* print a "bench: key=value ..." line per epoch */
+  int world_size, rank;    /* data parallelism: this process is rank `rank` of `world_size` */
+  const char* rendezvous;  /* where the ranks meet */
 } options_t;
 
 static void usage(const char* prog) {
@@ -359,13 +387,19 @@ static void usage(const char* prog) {
           "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate);\n"
           "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch);\n"
           "--summary = also print per epoch \"bench: epoch=N train_s=S eval_s=S images_per_s=X loss=X accuracy=A\"\n"
-          "(training and evaluation timed separately; for bench/compare_fashion_mnist.py)\n",
-          prog);
+          "(training and evaluation timed separately; for bench/compare_fashion_mnist.py)\n"
+          "data parallel: --world-size N --rank R --rendezvous DIR|tcp://HOST:PORT (defaults: OF_WORLD_SIZE,\n"
+          "OF_RANK, OF_RENDEZVOUS, as scripts/run-distributed.sh N -- %s ... sets them); implies --graph\n",
+          prog, prog);
 }
 
 static int parse_options(int argc, char** argv, options_t* o) {
+  const char* env_world = getenv("OF_WORLD_SIZE");
+  const char* env_rank = getenv("OF_RANK");
   *o = (options_t){.epochs = 2, .batch_size = 64, .width = 16, .threads = 0, .lr = 0.05, .seed = 42,
-                   .data_dir = "/usr/share/datasets/fashion-mnist", .out_path = "fashion_mnist.safetensors"};
+                   .data_dir = "/usr/share/datasets/fashion-mnist", .out_path = "fashion_mnist.safetensors",
+                   .world_size = env_world ? atoi(env_world) : 1, .rank = env_rank ? atoi(env_rank) : 0,
+                   .rendezvous = getenv("OF_RENDEZVOUS")};
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -396,6 +430,9 @@ static int parse_options(int argc, char** argv, options_t* o) {
     else if (strcmp(arg, "--data") == 0) o->data_dir = val;
     else if (strcmp(arg, "--out") == 0) o->out_path = val;
     else if (strcmp(arg, "--limit") == 0) o->limit = (size_t)strtoull(val, NULL, 10);
+    else if (strcmp(arg, "--world-size") == 0) o->world_size = atoi(val);
+    else if (strcmp(arg, "--rank") == 0) o->rank = atoi(val);
+    else if (strcmp(arg, "--rendezvous") == 0) o->rendezvous = val;
     else {
       fprintf(stderr, "unknown option %s\n", arg);
       return -1;
@@ -405,6 +442,13 @@ static int parse_options(int argc, char** argv, options_t* o) {
     fprintf(stderr, "epochs, batch size and width must be >= 1, threads >= 0, lr > 0\n");
     return -1;
   }
+  if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size || o->batch_size < o->world_size ||
+      (o->world_size > 1 && o->rendezvous == NULL)) {
+    fprintf(stderr, "data parallel: world size >= 1, rank in [0, world size), batch size >= world size, and a "
+                    "rendezvous for more than one rank\n");
+    return -1;
+  }
+  if (o->world_size > 1) o->graph = 1;
   return 0;
 }
 
@@ -476,6 +520,17 @@ int main(int argc, char** argv) {
   so.num_threads = opt.threads;
   of_session_t* s = NULL;
   CHECK(of_session_create(&so, &s));
+  of_process_group_t* group = NULL;
+  const int leader = opt.rank == 0; /* the rank that reports and saves */
+  if (opt.world_size > 1) {
+    of_process_group_options_t po;
+    of_process_group_options_init(&po);
+    po.rank = opt.rank;
+    po.world_size = opt.world_size;
+    po.rendezvous = opt.rendezvous;
+    po.timeout_ms = 120000; /* the first step compiles the graph */
+    CHECK(of_process_group_create(&po, &group));
+  }
 
   model_t model;
   model_init(s, &model, opt.width);
@@ -497,10 +552,20 @@ int main(int argc, char** argv) {
          train.count, test.count, opt.width, nparams);
   printf("%d epochs, batch %d, SGD lr %.3g (cosine schedule), momentum 0.9, nesterov, weight decay 5e-4\n",
          opt.epochs, opt.batch_size, opt.lr);
+  if (group != NULL) {
+    printf("data parallel: rank %d of %d, %d images of each batch of %d\n", opt.rank, opt.world_size,
+           opt.batch_size / opt.world_size, opt.batch_size);
+  }
   of_graph_t *train_graph = NULL, *eval_graph = NULL;
   if (opt.graph) {
     const double t0 = now_seconds();
     train_graph = build_train_graph(s, &model, optimizer, (int64_t)train.rows, (int64_t)train.cols);
+    if (group != NULL) {
+      of_data_parallel_options_t dp;
+      of_data_parallel_options_init(&dp);
+      dp.sync_batch_norm_stats = 1;
+      CHECK(of_graph_set_data_parallel(train_graph, group, &dp));
+    }
     eval_graph = build_eval_graph(s, &model, (int64_t)test.rows, (int64_t)test.cols);
     printf("lazy graphs: training step and evaluation traced in %.0f ms (compiled at their first run)\n",
            1e3 * (now_seconds() - t0));
@@ -518,7 +583,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   unsigned long long rng = opt.seed;
-  const int tty = isatty(fileno(stderr));
+  const int tty = leader && isatty(fileno(stderr));
   const size_t steps_per_epoch = (train.count + (size_t)opt.batch_size - 1) / (size_t)opt.batch_size;
   const size_t total_steps = steps_per_epoch * (size_t)opt.epochs;
   size_t step = 0;
@@ -531,11 +596,14 @@ int main(int argc, char** argv) {
     double loss_sum = 0.0;
     size_t seen = 0;
     for (size_t first = 0; first < train.count; first += (size_t)opt.batch_size, ++step) {
-      const size_t n = train.count - first < (size_t)opt.batch_size ? train.count - first : (size_t)opt.batch_size;
+      const size_t global = train.count - first < (size_t)opt.batch_size ? train.count - first : (size_t)opt.batch_size;
+      /* This rank's share of the global batch (all of it in one process). */
+      const size_t n = global / (size_t)opt.world_size;
+      if (n == 0) break;
       /* Cosine decay from lr to 0 over the whole run. */
       CHECK(of_optimizer_set_lr(optimizer, opt.lr * 0.5 * (1.0 + cos(M_PI * (double)step / (double)total_steps))));
       of_tensor_t *images = NULL, *labels = NULL, *loss = NULL;
-      make_batch(s, &train, order, first, n, ibuf, lbuf, &images, &labels);
+      make_batch(s, &train, order, first + (size_t)opt.rank * n, n, ibuf, lbuf, &images, &labels);
       keep(&a, images);
       keep(&a, labels);
       if (train_graph != NULL) {
@@ -560,8 +628,9 @@ int main(int argc, char** argv) {
       arena_clear(&a);
       loss_sum += (double)loss_value * (double)n;
       seen += n;
-      if (tty ? (step % 10 == 0 || seen == train.count) : (seen == train.count || step % 200 == 0)) {
-        progress(epoch, opt.epochs, seen, train.count, loss_sum / (double)seen, started, tty);
+      const size_t share = train.count / (size_t)opt.world_size; /* this rank's images per epoch, about */
+      if (leader && (tty ? (step % 10 == 0 || seen >= share) : (seen >= share || step % 200 == 0))) {
+        progress(epoch, opt.epochs, seen, share, loss_sum / (double)seen, started, tty);
       }
     }
     if (tty) fprintf(stderr, "\n");
@@ -570,6 +639,7 @@ int main(int argc, char** argv) {
     const double evaluated = now_seconds();
     printf("epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.1f s\n", epoch, opt.epochs,
            loss_sum / (double)seen, 100.0 * accuracy, evaluated - started);
+    if (group != NULL) report_rates(s, group, (double)seen / (trained - started), leader);
     if (opt.summary) {
       printf("bench: epoch=%d train_s=%.4f eval_s=%.4f images_per_s=%.1f loss=%.4f accuracy=%.4f\n", epoch,
              trained - started, evaluated - trained, (double)seen / (trained - started), loss_sum / (double)seen,
@@ -584,10 +654,15 @@ int main(int argc, char** argv) {
     names[i] = model.all[i].name;
     tensors[i] = model.all[i].tensor;
   }
-  CHECK(of_safetensors_save(opt.out_path, names, tensors, model.count));
-  printf("final test accuracy %.2f%% after %.0f s; weights saved to %s (%zu tensors, safetensors)\n",
-         100.0 * accuracy, now_seconds() - run_started, opt.out_path, model.count);
+  if (leader) {
+    CHECK(of_safetensors_save(opt.out_path, names, tensors, model.count));
+    printf("final test accuracy %.2f%% after %.0f s; weights saved to %s (%zu tensors, safetensors)\n",
+           100.0 * accuracy, now_seconds() - run_started, opt.out_path, model.count);
+  } else {
+    printf("final test accuracy %.2f%% after %.0f s\n", 100.0 * accuracy, now_seconds() - run_started);
+  }
 
+  of_process_group_destroy(group); /* any order: the training graph keeps its group */
   of_graph_destroy(train_graph); /* graphs go before their session */
   of_graph_destroy(eval_graph);
   of_optimizer_destroy(optimizer);
