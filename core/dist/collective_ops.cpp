@@ -1,5 +1,6 @@
 // The collectives as ops (core/dist/collectives.h): all_reduce, broadcast and all_gather of a process
-// group (core/dist/process_group.h), eager and in graphs. Each op names its group by id (attribute
+// group (core/dist/process_group.h), eager and in graphs, and the pair all_reduce_start / all_reduce_wait
+// that data-parallel graphs average their gradients with. Each op names its group by id (attribute
 // "group"); a call whose group was destroyed is FAILED_PRECONDITION. They are not differentiable, and
 // they are `collective` ops, which the graph compiler never removes or reorders (every rank must issue the
 // same collectives in the same order).
@@ -72,6 +73,18 @@ void AllGatherKernel(KernelContext& ctx) {
   g->AllGather(*MakeContiguous(ctx.inputs[0], &ctx.pool), ctx.out(0));
 }
 
+// Graph-internal (passes/all_reduce_gradients.cpp): y = x, then all_reduce on y started on the group's
+// thread; all_reduce_wait(y) returns once it is done (an empty output: it only orders the steps).
+void AllReduceStartKernel(KernelContext& ctx) {
+  CopyStrided(ctx.in(0), ctx.out(0), &ctx.pool);
+  const std::shared_ptr<ProcessGroup> g = GroupOf(ctx.attrs);
+  g->Track(ctx.out(0).raw_data(), g->AllReduceAsync(ctx.outputs[0], OpOf(ctx.attrs)));
+}
+void AllReduceWaitKernel(KernelContext& ctx) { GroupOf(ctx.attrs)->WaitFor(ctx.in(0).raw_data()); }
+std::vector<TensorMeta> InferWait(std::span<const TensorMeta> in, const Attrs&) {
+  return {{in[0].dtype, Shape{0}, in[0].device}};
+}
+
 OpDef CollectiveOp(std::string name, InferFn infer, KernelFn kernel, std::vector<AttrSpec> attrs,
                    std::vector<DataType> dtypes) {
   attrs.insert(attrs.begin(), AttrSpec{"group", int64_t{0}, /*required=*/true});
@@ -95,6 +108,8 @@ void RegisterCollectiveOps(OpRegistry& registry) {
   // checked once per compiled plan).
   registry.Register(CollectiveOp("all_reduce", InferAllReduce, AllReduceKernel,
                                  {{"op", int64_t{0}}, {"checked", true}}, numeric));
+  registry.Register(CollectiveOp("all_reduce_start", InferAllReduce, AllReduceStartKernel, {{"op", int64_t{0}}}, numeric));
+  registry.Register(CollectiveOp("all_reduce_wait", InferWait, AllReduceWaitKernel, {}, numeric));
   registry.Register(CollectiveOp("broadcast", InferBroadcast, BroadcastKernel,
                                  {{"root", int64_t{0}}, {"world_size", int64_t{1}, true}}, kAllTypes));
   registry.Register(CollectiveOp("all_gather", InferAllGather, AllGatherKernel, {{"world_size", int64_t{1}, true}},

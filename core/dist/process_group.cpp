@@ -197,15 +197,47 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Find(int64_t id) {
 }
 
 ProcessGroup::~ProcessGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (worker_.joinable()) worker_.join();  // after what was queued
   std::lock_guard<std::mutex> lock(RegistryMutex());
   Registry().erase(id_);
 }
 
-template <typename Fn>
-void ProcessGroup::Run(std::string_view collective, Fn&& fn) {
+std::shared_future<void> ProcessGroup::Start(std::string name, Collective fn) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!worker_.joinable()) worker_ = std::thread([this] { Worker(); });
+  queue_.push_back(Task{std::move(name), std::move(fn), {}});
+  last_ = queue_.back().done.get_future().share();
+  wake_.notify_one();
+  return last_;
+}
+
+void ProcessGroup::Worker() {
+  while (true) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      Execute(task.name, task.fn);
+      task.done.set_value();
+    } catch (...) {
+      task.done.set_exception(std::current_exception());
+    }
+  }
+}
+
+void ProcessGroup::Execute(const std::string& name, const Collective& fn) {
   if (!failure_.empty()) {
-    OF_THROW(FailedPrecondition) << collective << ": the process group (rank " << rank_ << " of " << world_size_
+    OF_THROW(FailedPrecondition) << name << ": the process group (rank " << rank_ << " of " << world_size_
                                  << ") failed earlier and can no longer be used: " << failure_;
   }
   ++sequence_;
@@ -214,8 +246,35 @@ void ProcessGroup::Run(std::string_view collective, Fn&& fn) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    Fail(collective, e);
+    Fail(name, e);
   }
+}
+
+void ProcessGroup::Track(const void* buffer, std::shared_future<void> done) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  started_[buffer] = std::move(done);
+}
+
+void ProcessGroup::WaitFor(const void* buffer) {
+  std::shared_future<void> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = started_.find(buffer);
+    if (it == started_.end()) return;
+    done = std::move(it->second);
+    started_.erase(it);
+  }
+  done.get();
+}
+
+void ProcessGroup::WaitForAll() {
+  std::shared_future<void> last;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last = last_;
+    started_.clear();
+  }
+  if (last.valid()) last.wait();  // the group's thread runs them in order
 }
 
 void ProcessGroup::Fail(std::string_view collective, const std::exception& e) {
@@ -279,22 +338,31 @@ void ProcessGroup::CheckSame(uint64_t value, std::string_view what) {
 }
 
 void ProcessGroup::AllReduce(const Tensor& t, ReduceOp op, bool checked) {
-  CheckCpuContiguous(t, "all_reduce's tensor");
-  const Symbol<DType> dtype = t.dtype();
+  if (checked) {
+    CheckCpuContiguous(t, "all_reduce's tensor");
+    CheckSame(Hash({1, t.numel(), t.dtype()->code(), static_cast<int64_t>(op)}),
+              fmt::format("all_reduce ({} of {} {} elements)", ReduceOpName(op), t.numel(), t.dtype()->name()));
+  }
+  AllReduceAsync(TensorPtr(const_cast<Tensor*>(&t)), op).get();
+}
+
+std::shared_future<void> ProcessGroup::AllReduceAsync(TensorPtr t, ReduceOp op) {
+  CheckCpuContiguous(*t, "all_reduce's tensor");
+  const Symbol<DType> dtype = t->dtype();
   OF_CHECK(!dtype->is_bool()) << "all_reduce: bool tensors cannot be reduced; cast them to an integer dtype";
   OF_CHECK(op != ReduceOp::kMean || dtype->is_floating_point())
       << "all_reduce: mean needs a floating dtype, got " << dtype << " (sum, then divide)";
-  if (checked) {
-    CheckSame(Hash({1, t.numel(), dtype->code(), static_cast<int64_t>(op)}),
-              fmt::format("all_reduce ({} of {} {} elements)", ReduceOpName(op), t.numel(), dtype->name()));
+  if (t->numel() == 0 || world_size_ == 1) {
+    std::promise<void> done;
+    done.set_value();
+    return done.get_future().share();
   }
-  if (t.numel() == 0 || world_size_ == 1) return;
-  VisitDType(dtype, [&](auto type_tag) {
-    using T = typename decltype(type_tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      Run("all_reduce", [&](uint32_t tag) {
+  return Start("all_reduce", [this, t, op](uint32_t tag) {
+    VisitDType(t->dtype(), [&](auto type_tag) {
+      using T = typename decltype(type_tag)::type;
+      if constexpr (!std::is_same_v<T, bool>) {
         gloo::AllreduceOptions o(context_);
-        o.setOutput(t.data<T>(), static_cast<size_t>(t.numel()));
+        o.setOutput(t->data<T>(), static_cast<size_t>(t->numel()));
         switch (op) {
           case ReduceOp::kSum:
           case ReduceOp::kMean: o.setReduceFunction(Combine<T, ReduceOp::kSum>); break;
@@ -304,15 +372,15 @@ void ProcessGroup::AllReduce(const Tensor& t, ReduceOp op, bool checked) {
         o.setTag(tag);
         o.setTimeout(timeout_);
         gloo::allreduce(o);
-      });
-      if (op == ReduceOp::kMean) {  // floating: double stays double, the rest divides in float
-        using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
-        T* p = t.data<T>();
-        for (int64_t i = 0; i < t.numel(); ++i) {
-          p[i] = static_cast<T>(static_cast<Compute>(p[i]) / static_cast<Compute>(world_size_));
+        if (op == ReduceOp::kMean) {  // floating: double stays double, the rest divides in float
+          using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+          T* p = t->data<T>();
+          for (int64_t i = 0; i < t->numel(); ++i) {
+            p[i] = static_cast<T>(static_cast<Compute>(p[i]) / static_cast<Compute>(world_size_));
+          }
         }
       }
-    }
+    });
   });
 }
 

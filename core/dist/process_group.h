@@ -11,17 +11,25 @@
 // collective (DEADLINE_EXCEEDED, "did not take part"). The group is then broken: later collectives are
 // FAILED_PRECONDITION naming the first failure; the session and everything else keep working.
 //
-// Thread-safety: collectives of one group are serialised by the group (Gloo's pairs carry one collective
-// at a time, in the order every rank issues them, so every rank must issue the same collectives in the
-// same order); rank() and world_size() may be read from any thread.
+// Thread-safety: collectives of one group run one at a time on the group's own thread, in the order they
+// were issued (Gloo's pairs carry one collective at a time, so every rank must issue the same collectives
+// in the same order); a call waits for its collective, unless it is started asynchronously
+// (AllReduceAsync, which lets a graph's backward go on while gradients travel). Any thread may call; rank()
+// and world_size() may be read from any thread.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "core/tensor/tensor.h"
 
@@ -74,14 +82,29 @@ class ProcessGroup {
   void AllGather(const Tensor& in, const Tensor& out, bool checked = true);
   void Barrier();
 
+  // AllReduce (unchecked) started on the group's thread: t must stay untouched until the returned future
+  // is ready; get() rethrows the collective's error.
+  std::shared_future<void> AllReduceAsync(TensorPtr t, ReduceOp op);
+  // For graphs: remembers a started collective under the buffer it writes, and waits for it (rethrowing
+  // its error; nothing to wait for is fine). WaitForAll waits for every collective issued so far, ignoring
+  // errors (a run that failed half-way must not leave the group writing into its buffers).
+  void Track(const void* buffer, std::shared_future<void> done);
+  void WaitFor(const void* buffer);
+  void WaitForAll();
+
   // Refuses (InvalidArgument naming the ranks that differ) unless every rank passes the same value;
   // `what` says what the value stands for.
   void CheckSame(uint64_t value, std::string_view what);
 
  private:
   ProcessGroup() = default;
-  template <typename Fn>
-  void Run(std::string_view collective, Fn&& fn);
+  using Collective = std::function<void(uint32_t tag)>;
+  // Queues `fn` (collective `name`) for the group's thread, which runs it after everything queued before.
+  std::shared_future<void> Start(std::string name, Collective fn);
+  void Run(std::string name, Collective fn) { Start(std::move(name), std::move(fn)).get(); }
+  void Worker();
+  // On the group's thread: runs one collective, or fails (Note [Collective failures]).
+  void Execute(const std::string& name, const Collective& fn);
   [[noreturn]] void Fail(std::string_view collective, const std::exception& e);
   // What the peers were doing when `collective` (number `seq`) failed (Note [Collective failures]).
   std::string Diagnose(uint64_t seq);
@@ -92,8 +115,21 @@ class ProcessGroup {
   std::string host_;
   std::unique_ptr<gloo::rendezvous::Store> store_;
   std::shared_ptr<gloo::Context> context_;
-  std::mutex mutex_;        // one collective at a time
-  uint64_t sequence_ = 0;   // collectives issued so far (Gloo's tag, and the failure records' key)
+  // The group's thread and its queue.
+  struct Task {
+    std::string name;
+    Collective fn;
+    std::promise<void> done;
+  };
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+  std::shared_future<void> last_;  // the most recently queued collective
+  std::map<const void*, std::shared_future<void>> started_;  // Track
+  // The group's thread only:
+  uint64_t sequence_ = 0;   // collectives run so far (Gloo's tag, and the failure records' key)
   std::string failure_;     // the first failure; the group is broken once set
 };
 

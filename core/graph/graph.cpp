@@ -236,7 +236,14 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
     const Update& u = updates_[static_cast<size_t>(step.update)];
     u.optimizer->RefreshTracedAttrs(u.param_index, step.attrs);
   }
-  std::vector<TensorPtr> outputs = Execute(exe, inputs, variables, *session_);
+  std::vector<TensorPtr> outputs;
+  try {
+    outputs = Execute(exe, inputs, variables, *session_);
+  } catch (...) {
+    // A step that failed half-way must not leave gradients travelling into the plan's buffers.
+    if (data_parallel_) data_parallel_->group->WaitForAll();
+    throw;
+  }
   for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
   if (data_parallel_ && data_parallel_->sync_batch_norm_stats) {
     for (size_t i : RunningStatIndices()) data_parallel_->group->AllReduce(*variables[i], dist::ReduceOp::kMean, false);

@@ -2,12 +2,14 @@
 // remain, what they compute (fused programs, origins) and which memory format each value gets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/graph/passes/passes.h"
 #include "core/ops/fused.h"
 #include "core/ops/ops.h"
+#include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::graph {
@@ -134,6 +136,59 @@ TEST_F(PassTest, SelectKernelsLaysActivationsOutChannelsLast) {
       if (n->op->view == nullptr) {
         EXPECT_NE(n->kernel, nullptr) << n->op->name;
       }
+    }
+  }
+}
+
+// Note [Gradient buckets]: each bucket's all_reduce starts after its last gradient is produced and is
+// waited for before the first update reading it; the updates read views of the averaged buffer.
+TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
+  std::vector<TensorPtr> params;
+  for (int64_t out : {3, 5, 2}) {
+    TensorPtr w = RandomTensor(DType::Float64(), Shape{out, 4});
+    w->set_requires_grad(true);
+    params.push_back(w);
+  }
+  auto opt = std::make_shared<SGD>(params, SgdOptions{.lr = 0.1, .momentum = 0.9});
+  graphs_.push_back(std::make_unique<Graph>(session_, "dp", GraphOptions{}));
+  Graph& g = *graphs_.back();
+  g.BeginBuild();
+  const TensorPtr x = g.AddInput("x", DType::Float64(), Shape{2, 4});
+  TensorPtr loss = ops::Sum(ops::Linear(x, params[0], nullptr), {}, false);
+  for (size_t i = 1; i < params.size(); ++i) loss = ops::Add(loss, ops::Sum(ops::Linear(x, params[i], nullptr), {}, false));
+  Backward({loss}, {TensorPtr()});
+  g.AddOptimizer(opt);
+  g.AddOutput(loss);
+  g.EndBuild();
+  std::vector<size_t> updates;
+  for (size_t k = 0; k < g.program().nodes.size(); ++k) {
+    if (g.program().nodes[k].op->gradient_input >= 0) updates.push_back(k);
+  }
+  Ir ir = Ir::FromProgram(g.program(), {Shape{2, 4}}, session_->free_tensors().Tensors(g.id()), updates);
+  InferConcreteShapes(ir);
+  // 2 * 8 * 4 bytes fit one bucket with the 3x4 gradient (96 bytes) or the 2x4 (64), not both with 5x4.
+  AllReduceGradients(ir, /*group=*/42, /*bucket_bytes=*/100);
+  std::vector<std::string> names;
+  for (const IrNode& n : ir.nodes) names.push_back(n.op->name);
+  const auto count = [&](std::string_view op) { return std::count(names.begin(), names.end(), op); };
+  EXPECT_EQ(count("all_reduce_start"), 3);
+  EXPECT_EQ(count("all_reduce_wait"), 3);
+  // Every start precedes every update, and each update reads a view made after its bucket's wait.
+  const auto first_update = std::find(names.begin(), names.end(), "sgd_update") - names.begin();
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k] == "all_reduce_start") {
+      EXPECT_LT(static_cast<ptrdiff_t>(k), first_update);
+    }
+  }
+  const std::vector<int32_t> producer = ir.Producers();
+  for (const IrNode& n : ir.nodes) {
+    if (n.op->gradient_input < 0) continue;
+    const IrNode& view = ir.nodes[static_cast<size_t>(producer[static_cast<size_t>(n.inputs[1])])];
+    EXPECT_EQ(view.op->name, "view");
+  }
+  for (const IrNode& n : ir.nodes) {
+    if (n.op->name == "all_reduce_start") {
+      EXPECT_EQ(n.attrs.Int("group"), 42);
     }
   }
 }

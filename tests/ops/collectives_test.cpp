@@ -8,6 +8,7 @@
 
 #include "core/dist/collectives.h"
 #include "core/graph/graph.h"
+#include "core/op/dispatch.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -50,6 +51,24 @@ TEST_F(OneRankGroup, EveryDTypeThroughEachCollective) {
     MarkCovered("broadcast", dt);
     ExpectTensorNear(ops::AllGather(group_, Transposed(x)), dt, Shape{1, 3, 5}, xv, 0, 0);
     MarkCovered("all_gather", dt);
+  }
+}
+
+// The pair data-parallel graphs average gradients with (passes/all_reduce_gradients.cpp): start, then wait.
+TEST_F(OneRankGroup, AllReduceStartThenWait) {
+  const OpDef& start = OpRegistry::Global().Get("all_reduce_start");
+  const OpDef& wait = OpRegistry::Global().Get("all_reduce_wait");
+  for (DataType d : kAllTypes) {
+    const Symbol<DType> dt = DType::Get(d);
+    if (dt->is_bool()) continue;
+    SCOPED_TRACE(dt->name());
+    const TensorPtr x = RandomTensor(dt, Shape{7}, -20, 20);
+    const Attrs attrs{{"group", group_->id()}, {"op", static_cast<int64_t>(ReduceOp::kSum)}};
+    const TensorPtr y = Apply1(start, {x}, attrs);
+    EXPECT_EQ(Apply1(wait, {y}, {{"group", group_->id()}})->numel(), 0);
+    ExpectTensorNear(y, dt, Shape{7}, ToDoubles(x), 0, 0);
+    MarkCovered("all_reduce_start", dt);
+    MarkCovered("all_reduce_wait", dt);
   }
 }
 

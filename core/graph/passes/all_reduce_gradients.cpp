@@ -34,10 +34,12 @@ struct Gradient {
 
 // Note [Gradient buckets]
 // As PyTorch's DistributedDataParallel: the gradients, in the order the backward produces them, are
-// grouped into buckets of about `bucket_bytes` (one dtype each); a bucket is flattened into one buffer,
-// averaged over the ranks with one all_reduce, and its slices viewed back in the gradients' shapes, right
-// after the node that produces the bucket's last gradient, so that the updates read averaged gradients.
-// Every rank compiles the same program, hence the same buckets (the graph checks that once per plan).
+// grouped into buckets of about `bucket_bytes` (one dtype each). Right after the node that produces a
+// bucket's last gradient, the bucket is flattened into one buffer whose all_reduce (mean) starts on the
+// process group's thread (all_reduce_start), so that it travels while the rest of the backward runs; just
+// before the first update that reads one of its gradients, all_reduce_wait waits for it and the
+// buffer's slices are viewed back in the gradients' shapes for the updates. Every rank compiles the same
+// program, hence the same buckets in the same order (the graph checks that once per plan).
 void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes) {
   const std::vector<int32_t> producer = ir.Producers();
   std::map<int32_t, Gradient> by_value;
@@ -68,40 +70,52 @@ void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes) {
     bytes += size;
   }
 
-  // The new nodes of each bucket, inserted after its last producer (from the last bucket to the first, so
-  // that earlier positions stay valid).
-  std::vector<std::pair<size_t, std::vector<IrNode>>> insertions;
-  for (const std::vector<Gradient>& bucket : buckets) {
+  // Each bucket's nodes: the start after its last producer, the wait and the views before its first reader.
+  struct Insertion {
+    size_t at;   // insert before node `at` (an index before any insertion)
+    int order;   // at one position, starts (0) go before waits (1)
     std::vector<IrNode> nodes;
+  };
+  std::vector<Insertion> insertions;
+  const Attrs group_attr{{"group", group}};
+  for (const std::vector<Gradient>& bucket : buckets) {
+    std::vector<IrNode> start, finish;
     std::vector<int32_t> flat;
     for (const Gradient& g : bucket) {
-      flat.push_back(AddNode(ir, nodes, "flatten", {g.value}, {{"start_dim", int64_t{0}}, {"end_dim", int64_t{-1}}}));
+      flat.push_back(AddNode(ir, start, "flatten", {g.value}, {{"start_dim", int64_t{0}}, {"end_dim", int64_t{-1}}}));
     }
-    const int32_t joined = flat.size() == 1 ? flat[0] : AddNode(ir, nodes, "cat", flat, {{"dim", int64_t{0}}});
-    const int32_t averaged =
-        AddNode(ir, nodes, "all_reduce", {joined},
-                {{"group", group}, {"op", static_cast<int64_t>(dist::ReduceOp::kMean)}, {"checked", false}});
+    const int32_t joined = flat.size() == 1 ? flat[0] : AddNode(ir, start, "cat", flat, {{"dim", int64_t{0}}});
+    const int32_t averaged = AddNode(ir, start, "all_reduce_start", {joined},
+                                     {{"group", group}, {"op", static_cast<int64_t>(dist::ReduceOp::kMean)}});
+    AddNode(ir, finish, "all_reduce_wait", {averaged}, group_attr);
     int64_t offset = 0;
+    size_t last_producer = 0, first_reader = ir.nodes.size();
     for (const Gradient& g : bucket) {
       const Shape& shape = ir.meta(g.value).shape;
       const int64_t numel = shape.numel();
-      const int32_t slice = AddNode(ir, nodes, "narrow", {averaged},
+      const int32_t slice = AddNode(ir, finish, "narrow", {averaged},
                                     {{"dim", int64_t{0}}, {"start", offset}, {"length", numel}});
-      const int32_t shaped = AddNode(ir, nodes, "view", {slice}, {{"shape", std::vector<int64_t>(shape.raw().begin(), shape.raw().end())}});
+      const int32_t shaped = AddNode(ir, finish, "view", {slice},
+                                     {{"shape", std::vector<int64_t>(shape.raw().begin(), shape.raw().end())}});
       offset += numel;
       for (size_t k : g.readers) {
         IrNode& update = ir.nodes[k];
         update.inputs[static_cast<size_t>(update.op->gradient_input)] = shaped;
+        first_reader = std::min(first_reader, k);
       }
+      last_producer = std::max(last_producer, static_cast<size_t>(g.producer));
     }
-    size_t last = 0;
-    for (const Gradient& g : bucket) last = std::max(last, static_cast<size_t>(g.producer));
-    insertions.emplace_back(last + 1, std::move(nodes));
+    insertions.push_back({last_producer + 1, 0, std::move(start)});
+    insertions.push_back({first_reader, 1, std::move(finish)});
   }
-  std::stable_sort(insertions.begin(), insertions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (auto& [at, nodes] : insertions) {
-    ir.nodes.insert(ir.nodes.begin() + static_cast<std::ptrdiff_t>(at), std::make_move_iterator(nodes.begin()),
-                    std::make_move_iterator(nodes.end()));
+  // From the last position to the first, so that the positions still to come stay valid; at one
+  // position, what must come later is inserted first.
+  std::stable_sort(insertions.begin(), insertions.end(), [](const Insertion& a, const Insertion& b) {
+    return a.at != b.at ? a.at > b.at : a.order > b.order;
+  });
+  for (Insertion& ins : insertions) {
+    ir.nodes.insert(ir.nodes.begin() + static_cast<std::ptrdiff_t>(ins.at), std::make_move_iterator(ins.nodes.begin()),
+                    std::make_move_iterator(ins.nodes.end()));
   }
 }
 
