@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -150,12 +151,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
                                                                    deadline - std::chrono::steady_clock::now()));
     if (!Appears(store, fmt::format("oneflow/rank/{}", r), left)) missing.push_back(r);
   }
-  if (!missing.empty()) {
-    OF_THROW(DeadlineExceeded) << "process group of " << options.world_size << " ranks at '" << options.rendezvous
-                               << "': rank(s) " << fmt::format("{}", fmt::join(missing, ", "))
-                               << " did not join within " << options.timeout.count() << " ms";
-  }
+  // Those that joined must agree (a disagreement explains a missing rank better than the timeout).
   for (int32_t r = 0; r < options.world_size; ++r) {
+    if (std::find(missing.begin(), missing.end(), r) != missing.end()) continue;
     std::istringstream in(Text(store.get(fmt::format("oneflow/rank/{}", r))));
     int32_t size = 0;
     std::string host;
@@ -169,6 +167,11 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
           << "rank " << r << " was also claimed by process " << pid << " on " << host
           << "; each rank must be given to exactly one process";
     }
+  }
+  if (!missing.empty()) {
+    OF_THROW(DeadlineExceeded) << "process group of " << options.world_size << " ranks at '" << options.rendezvous
+                               << "': rank(s) " << fmt::format("{}", fmt::join(missing, ", "))
+                               << " did not join within " << options.timeout.count() << " ms";
   }
 
   try {

@@ -242,6 +242,14 @@ int JoinFails(Rank& me) {
   return 0;
 }
 
+// Rank 1 believes in a world of 3.
+int WorldsDiffer(Rank& me) {
+  me.timeout_ms = 2000;
+  if (me.rank == 1) me.world = 3;
+  me.ExpectFailure([&] { me.Join(); });
+  return 0;
+}
+
 // Rank 1 reduces a tensor of another shape.
 int ShapesDiffer(Rank& me) {
   const auto g = me.Join();
@@ -264,6 +272,7 @@ int RunScenario(const std::string& scenario, Rank& me) {
   if (scenario == "rank_hangs") return RankHangs(me);
   if (scenario == "join_fails") return JoinFails(me);
   if (scenario == "shapes_differ") return ShapesDiffer(me);
+  if (scenario == "worlds_differ") return WorldsDiffer(me);
   if (scenario == "graphs_differ") return GraphsDiffer(me);
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 99;
@@ -428,7 +437,13 @@ TEST(DataParallel, ARankThatNeverJoinsTimesOut) {
 }
 
 TEST(DataParallel, RanksThatDisagreeAreRefused) {
-  std::vector<Report> reports = Launch("shapes_differ", 2);
+  std::vector<Report> reports = Launch("worlds_differ", 2);
+  for (const Report& rep : reports) {
+    EXPECT_EQ(rep.code, "INVALID_ARGUMENT") << rep.message;
+    EXPECT_NE(rep.message.find("joined with world_size"), std::string::npos) << rep.message;
+    EXPECT_NE(rep.message.find("every rank must pass the same world_size"), std::string::npos) << rep.message;
+  }
+  reports = Launch("shapes_differ", 2);
   for (const Report& rep : reports) {
     EXPECT_EQ(rep.code, "INVALID_ARGUMENT") << rep.message;
     EXPECT_NE(rep.message.find("differs between ranks: rank(s) 1"), std::string::npos) << rep.message;
