@@ -6,7 +6,9 @@ cBool, Tensor.result, Session.begin/end). It holds:
   - a Go type per typedef'd enum of the header (of_status_code_t -> Code, of_reduction_t -> Reduction,
     ...) with its constants, values taken from the header;
   - a Go struct per options struct (CamelCase fields, no struct_size), NewXOptions() returning the C
-    defaults read from of_x_options_init at run time, and the conversion to the C struct per call;
+    defaults read from of_x_options_init at run time, and the conversion to the C struct per call (a
+    `const char*` field is a Go string, "" standing for NULL; the conversion of a struct with such
+    fields also returns the func that frees the C strings it made, to call after the C call);
   - a method per op: on *Tensor when the op's first argument is a tensor (x.Add(y)), on *Session
     otherwise (s.Cat(...)), returning (*Tensor, error), or one *Tensor per result before the error
     for an op with several (values, indices, err := x.Topk(...)).
@@ -99,13 +101,17 @@ def emit_enums(header, out):
 
 
 _FIELD_GO = {"int64": "int64", "int32": "int32", "uint64": "uint64", "size": "uint64", "bool": "bool",
-             "double": "float64"}
+             "double": "float64", "string": "string"}
 _FIELD_C = {"int64": "C.int64_t", "int32": "C.int32_t", "uint64": "C.uint64_t", "size": "C.size_t",
             "double": "C.double"}
 
 
 def _c_field(name):
     return "_" + name if name in GO_KEYWORDS else name
+
+
+def has_strings(o):
+    return any(f.kind == "string" for f in o.fields)
 
 
 def emit_options(header, out):
@@ -133,6 +139,8 @@ def emit_options(header, out):
             for i in idx:
                 if f.kind == "bool":
                     out.append(f"\to.{gf}{i} = c.{cf}{i} != 0")
+                elif f.kind == "string":
+                    out.append(f"\to.{gf}{i} = C.GoString(c.{cf}{i})")
                 elif f.kind == "enum":
                     t = enum_type_name(f.ctype) if f.ctype in header.enums else "int32"
                     out.append(f"\to.{gf}{i} = {t}(c.{cf}{i})")
@@ -140,9 +148,16 @@ def emit_options(header, out):
                     out.append(f"\to.{gf}{i} = {_FIELD_GO[f.kind]}(c.{cf}{i})")
         out.append("\treturn o")
         out.append("}\n")
+        strings = has_strings(o)
         out.append(f"// cOptions fills *c from o (struct_size set by {o.init}) and returns c; nil for a nil o.")
-        out.append(f"func (o *{go_type}) cOptions(c *C.{o.c_name}) *C.{o.c_name} {{")
-        out.append("\tif o == nil {\n\t\treturn nil\n\t}")
+        if strings:
+            out.append("// The strings are C copies (\"\" is NULL), freed by the returned func once the call is done.")
+            out.append(f"func (o *{go_type}) cOptions(c *C.{o.c_name}) (*C.{o.c_name}, func()) {{")
+            out.append("\tif o == nil {\n\t\treturn nil, func() {}\n\t}")
+            out.append("\tvar made []unsafe.Pointer")
+        else:
+            out.append(f"func (o *{go_type}) cOptions(c *C.{o.c_name}) *C.{o.c_name} {{")
+            out.append("\tif o == nil {\n\t\treturn nil\n\t}")
         out.append(f"\tC.{o.init}(c)")
         for f in o.fields:
             gf, cf = go_name(f.name), _c_field(f.name)
@@ -150,11 +165,19 @@ def emit_options(header, out):
             for i in idx:
                 if f.kind == "bool":
                     out.append(f"\tc.{cf}{i} = cBool(o.{gf}{i})")
+                elif f.kind == "string":
+                    out.append(f"\tif o.{gf}{i} != \"\" {{")
+                    out.append(f"\t\tc.{cf}{i} = C.CString(o.{gf}{i})")
+                    out.append(f"\t\tmade = append(made, unsafe.Pointer(c.{cf}{i}))")
+                    out.append("\t}")
                 elif f.kind == "enum":
                     out.append(f"\tc.{cf}{i} = C.{f.ctype}(o.{gf}{i})")
                 else:
                     out.append(f"\tc.{cf}{i} = {_FIELD_C[f.kind]}(o.{gf}{i})")
-        out.append("\treturn c")
+        if strings:
+            out.append("\treturn c, func() {\n\t\tfor _, p := range made {\n\t\t\tC.free(p)\n\t\t}\n\t}")
+        else:
+            out.append("\treturn c")
         out.append("}\n")
 
 
@@ -247,7 +270,12 @@ def emit_op(op, header, out):
             call.append(f"{n}.cptr()")
         elif a.kind == "options":
             out.append(f"\tvar o{n} C.of_{a.options}_options_t")
-            call.append(f"{n}.cOptions(&o{n})")
+            if has_strings(header.options[a.options]):
+                out.append(f"\tc{n}, free{n} := {n}.cOptions(&o{n})")
+                out.append(f"\tdefer free{n}()")
+                call.append(f"c{n}")
+            else:
+                call.append(f"{n}.cOptions(&o{n})")
         else:
             raise SystemExit(f"emit_go: {op.c_name}: no Go mapping for argument kind {a.kind}")
     outs = ["out"] if n_out == 1 else [f"out{go_name(o)}" for o in op.outputs]
@@ -271,6 +299,7 @@ def emit(header):
         "package oneflow",
         "",
         "/*",
+        "#include <stdlib.h>",
         "#include <oneflow/oneflow_c.h>",
         "*/",
         'import "C"',

@@ -8,17 +8,24 @@ From the header model (oneflow_header.parse) it writes, under OUTDIR/org/oneflow
   SessionOps.java  the base class of Session: the ops whose first argument is a list of tensors
                    (session.cat(tensors, dim))
   <Name>Options.java  one class per options struct: fluent setters and getters, defaults read from
-                   of_<name>_options_init at run time, converted to the C struct per call
-  <Enum>.java      one Java enum per int32_t enum typedef of the header that an options field uses
-and, under OUTDIR itself, op_arrays.i: the SWIG typemaps (OF_HANDLE_LIST of oneflow.i) that turn each
-(array, count) argument pair of the ops into one long[] (SWIG's multi-argument typemaps match by name,
-so every op's own pair, `normalized_shape, ndims` as much as `dims, ndims`, needs its line).
+                   of_<name>_options_init at run time, converted to the C struct per call (a
+                   `const char*` field is a String, null standing for NULL)
+  <Enum>.java      one class per int32_t enum typedef of the header (of_status_code_t excepted: the
+                   exceptions carry the code): a constant per value, canonical instances (== holds for
+                   them), and of(int) that keeps a value this binding does not name as its number (an
+                   open set, as in the Rust and Go bindings: a Java enum could not hold it)
+and, under OUTDIR itself, two SWIG fragments that oneflow.i includes:
+  op_arrays.i      the typemaps (OF_HANDLE_LIST of oneflow.i) that turn each (array, count) argument pair
+                   of the ops into one long[] (SWIG's multi-argument typemaps match by name, so every
+                   op's own pair, `normalized_shape, ndims` as much as `dims, ndims`, needs its line)
+  options_strings.i  the string fields of the options structs (OF_STRING_FIELD of oneflow.i: the proxy
+                   holds its own copy of each string) and, per struct that has them, the destructor
+                   that frees those copies.
 Every call goes through the SWIG layer (org.oneflow.jni.OneflowC) and Status.check; the tensors the
 call uses are kept reachable until it returns (Reference.reachabilityFence), so that the Cleaner
 cannot release one in the middle of a call.
 """
-import re
-
+import oneflow_header
 from oneflow_header import camel
 
 PKG = "org.oneflow"
@@ -43,6 +50,10 @@ def class_name(options_name):
 def enum_class(ctype):
     # of_reduction_t -> Reduction, of_fan_mode_t -> FanMode
     return camel(ctype[3:-2], upper_first=True)
+
+
+# Enum typedefs without a Java class, with the reason.
+NO_ENUM_CLASS = {"of_status_code_t": "OneflowException.code() and its subclass per code carry it"}
 
 
 def javadoc(text, indent="  ", returns=None):
@@ -176,7 +187,8 @@ def swig_accessor(name):
 def field_java_type(f):
     if f.kind == "enum":
         return enum_class(f.ctype)
-    base = {"int64": "long", "int32": "int", "uint64": "long", "size": "long", "bool": "boolean", "double": "double"}[f.kind]
+    base = {"int64": "long", "int32": "int", "uint64": "long", "size": "long", "bool": "boolean", "double": "double",
+            "string": "String"}[f.kind]
     return base + "[]" if f.count > 1 else base
 
 
@@ -224,13 +236,15 @@ def emit_options(opt):
                 out.append(f"  public {cls} {n}({jt} value) {{\n    this.{n} = value;\n    return this;\n  }}\n\n")
             out.append(f"  /** {f.name}. */\n  public {jt} {n}() {{\n    return {n};\n  }}\n\n")
     out.append(f"  /** A new C struct (of {opt.init}) holding these values; the caller deletes it. */\n")
-    out.append(f"  {cn} toNative() {{\n    final {cn} c = new {cn}();\n    org.oneflow.jni.OneflowC.{opt.init}(c);\n")
+    out.append(f"  {cn} toNative() {{\n    final {cn} c = new {cn}();\n    try {{\n")
+    out.append(f"      org.oneflow.jni.OneflowC.{opt.init}(c);\n")
     for f in opt.fields:
         v = ident(f.name)
         if f.kind == "enum":
             v = f"{v}.value()"
-        out.append(f"    c.set{swig_accessor(f.name)}({v});\n")
-    out.append("    return c;\n  }\n\n")
+        out.append(f"      c.set{swig_accessor(f.name)}({v});\n")
+    # A setter that throws (a string holding NUL) must not leak the struct.
+    out.append("      return c;\n    } catch (RuntimeException | Error e) {\n      c.delete();\n      throw e;\n    }\n  }\n\n")
     parts = " + \", \" + ".join(
         f"\"{f.name}=\" + " + (f"java.util.Arrays.toString({ident(f.name)})" if f.count > 1 else ident(f.name))
         for f in opt.fields)
@@ -240,19 +254,35 @@ def emit_options(opt):
 
 def emit_enum(ctype, values):
     cls = enum_class(ctype)
-    prefix = re.sub(r"_T$", "", ctype.upper()) + "_"  # OF_REDUCTION_
-    out = [HEADER_NOTE, f"package {PKG};\n\n", javadoc(f"The values of {ctype} (oneflow_c.h).", ""),
-           f"public enum {cls} {{\n"]
-    items = []
-    for name, value in values:
-        short = name[len(prefix):] if name.startswith(prefix) else name[3:]
-        items.append(f"  {short}({value})")
-    out.append(",\n".join(items) + ";\n\n")
-    out.append(f"  private final int value;\n\n  {cls}(int value) {{\n    this.value = value;\n  }}\n\n")
+    prefix = oneflow_header.enum_prefix(ctype, values)  # OF_REDUCTION_, OF_PAD_, OF_REDUCE_
+    consts = [(name[len(prefix):], value) for name, value in values]
+    out = [HEADER_NOTE, f"package {PKG};\n\n",
+           javadoc(f"The values of {ctype} (oneflow_c.h): a constant per value the header names, and "
+                   f"{cls}.of(int) for any other, which keeps its number (an open set: a newer library may "
+                   "have more values). The constants are canonical instances (of(int) returns them, so == "
+                   "holds for them); equals and hashCode compare the numbers.", ""),
+           f"public final class {cls} {{\n"]
+    for short, value in consts:
+        out.append(f"  /** {prefix}{short} */\n  public static final {cls} {short} = new {cls}({value}, \"{short}\");\n")
+    out.append(f"\n  private static final {cls}[] NAMED = {{{', '.join(short for short, _ in consts)}}};\n\n")
+    out.append(f"  private final int value;\n  private final String name;\n\n")
+    out.append(f"  private {cls}(int value, String name) {{\n    this.value = value;\n    this.name = name;\n  }}\n\n")
     out.append("  /** The C value. */\n  public int value() {\n    return value;\n  }\n\n")
-    out.append(f"  /** The constant of a C value (IllegalArgumentException for one this binding does not know). */\n")
-    out.append(f"  public static {cls} of(int value) {{\n    for ({cls} v : values()) {{\n      if (v.value == value) return v;\n    }}\n")
-    out.append(f"    throw new IllegalArgumentException(\"{ctype}: unknown value \" + value);\n  }}\n}}\n")
+    out.append("  /** The constant's name without the prefix (\"SUM\"); null for a value the header does not name. */\n")
+    out.append("  public String name() {\n    return name;\n  }\n\n")
+    out.append("  /** True for a value the header names (a constant of this class). */\n")
+    out.append("  public boolean isNamed() {\n    return name != null;\n  }\n\n")
+    out.append(f"  /** The constant of a C value; a value this binding does not name is kept as its number. */\n")
+    out.append(f"  public static {cls} of(int value) {{\n    for ({cls} v : NAMED) {{\n      if (v.value == value) return v;\n    }}\n")
+    out.append(f"    return new {cls}(value, null);\n  }}\n\n")
+    out.append(f"  /** The constant called name (IllegalArgumentException for another name). */\n")
+    out.append(f"  public static {cls} valueOf(String name) {{\n    for ({cls} v : NAMED) {{\n      if (v.name.equals(name)) return v;\n    }}\n")
+    out.append(f"    throw new IllegalArgumentException(\"{ctype}: no value named \" + name);\n  }}\n\n")
+    out.append(f"  /** The named constants, in the header's order. */\n  public static {cls}[] values() {{\n    return NAMED.clone();\n  }}\n\n")
+    out.append(f"  @Override\n  public boolean equals(Object o) {{\n    return o instanceof {cls} && (({cls}) o).value == value;\n  }}\n\n")
+    out.append("  @Override\n  public int hashCode() {\n    return Integer.hashCode(value);\n  }\n\n")
+    out.append(f"  /** The name, or {cls}(value) for a value the header does not name. */\n")
+    out.append(f"  @Override\n  public String toString() {{\n    return name != null ? name : \"{cls}(\" + value + \")\";\n  }}\n}}\n")
     return "".join(out)
 
 
@@ -269,14 +299,31 @@ def emit_array_typemaps(header):
     return "\n".join(lines) + "\n"
 
 
+def emit_string_fields(header):
+    """options_strings.i: OF_STRING_FIELD (oneflow.i) for each string field's name (SWIG matches member
+    typemaps by type and name), and a destructor freeing the copies for each struct that has them."""
+    lines = ["/* Generated by bindings/gen/emit_java.py from oneflow_c.h at build time. Do not edit. */",
+             "/* The options structs' string fields: copies owned by the proxy (OF_STRING_FIELD is defined in",
+             " * oneflow.i), freed when a field is set again and by the proxy's destructor below. */"]
+    names = []
+    for opt in header.options.values():
+        names += [f.name for f in opt.fields if f.kind == "string" and f.name not in names]
+    lines += [f"OF_STRING_FIELD({n})" for n in names]
+    for opt in header.options.values():
+        strings = [f.name for f in opt.fields if f.kind == "string"]
+        if strings:
+            frees = " ".join(f"free((char*)$self->{n});" for n in strings)
+            lines.append(f"%extend {opt.c_name} {{\n  ~{opt.c_name}() {{ {frees} free($self); }}\n}}")
+    return "\n".join(lines) + "\n"
+
+
 def emit(header):
     base = PKG.replace(".", "/")
     files = {f"{base}/TensorOps.java": emit_tensor_ops(header), f"{base}/SessionOps.java": emit_session_ops(header),
-             "op_arrays.i": emit_array_typemaps(header)}
-    used_enums = set()
+             "op_arrays.i": emit_array_typemaps(header), "options_strings.i": emit_string_fields(header)}
     for opt in header.options.values():
         files[f"{base}/{class_name(opt.name)}.java"] = emit_options(opt)
-        used_enums |= {f.ctype for f in opt.fields if f.kind == "enum"}
-    for ctype in sorted(used_enums):
-        files[f"{base}/{enum_class(ctype)}.java"] = emit_enum(ctype, header.enums[ctype])
+    for ctype, values in header.enums.items():
+        if ctype not in NO_ENUM_CLASS:
+            files[f"{base}/{enum_class(ctype)}.java"] = emit_enum(ctype, values)
     return files

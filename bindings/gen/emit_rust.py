@@ -4,18 +4,21 @@ It writes, from the header model (oneflow_header.py):
 - a newtype per C enum typedef (`of_reduction_t` -> `Reduction(pub i32)` with its constants): open
   sets, since a value the library returns may be newer than this crate;
 - a struct per options struct (`of_conv2d_options_t` -> `Conv2dOptions`) with public fields, no
-  struct_size, `Default` from the C initialiser at run time, and a conversion to the C struct;
+  struct_size, `Default` from the C initialiser at run time, and a conversion to the C struct (a
+  `const char*` field is an `Option<String>`, None = NULL; the conversion of a struct with such fields
+  keeps the C strings in a Vec the caller holds for the call, and refuses a string with a NUL byte);
 - a method on `Tensor` per op whose first argument is a tensor (`x.add(&y)`, the receiver's session
   running it), and a method on `Session` per op whose first argument is a list of tensors (`cat`);
   an op with several results returns them as a tuple (`let (values, indices) = x.topk(...)?`).
-The hand-written crate provides what the generated code calls: `check`, `Tensor::from_raw`,
-`Tensor::raw`, `SessionHandle::raw`, `state::read`/`state::write` (see Note [Tensor state lock] in
-lib.rs).
+The hand-written crate provides what the generated code calls: `check`, `c_string`, `from_c_string`,
+`Tensor::from_raw`, `Tensor::raw`, `SessionHandle::raw`, `state::read`/`state::write` (see Note [Tensor
+state lock] in lib.rs).
 """
 import oneflow_header as oh
 
 RUST_KEYWORDS = {"where", "type", "match", "move", "ref", "box", "fn", "mod", "use", "loop", "in", "as"}
-_FIELD_TYPES = {"int64": "i64", "int32": "i32", "uint64": "u64", "size": "usize", "bool": "bool", "double": "f64"}
+_FIELD_TYPES = {"int64": "i64", "int32": "i32", "uint64": "u64", "size": "usize", "bool": "bool", "double": "f64",
+                "string": "Option<String>"}
 
 
 def type_name(c_typedef):
@@ -54,7 +57,14 @@ def field_type(f):
     return f"[{t}; {f.count}]" if f.count > 1 else t
 
 
+def has_strings(o):
+    return any(f.kind == "string" for f in o.fields)
+
+
 def to_c_field(f):
+    if f.kind == "string":
+        return (f"match &self.{f.name} {{ None => std::ptr::null(), Some(s) => {{ "
+                f"strings.push(c_string(\"{f.name}\", s)?); strings[strings.len() - 1].as_ptr() }} }}")
     if f.kind == "enum":
         return f"self.{f.name}.0"
     if f.kind == "bool":
@@ -63,6 +73,8 @@ def to_c_field(f):
 
 
 def from_c_field(f):
+    if f.kind == "string":
+        return f"unsafe {{ from_c_string(c.{f.name}) }}"
     if f.kind == "enum":
         return f"{type_name(f.ctype)}(c.{f.name})"
     if f.kind == "bool":
@@ -84,19 +96,25 @@ def emit_options(o):
               f"        {name} {{ {', '.join(f'{f.name}: {from_c_field(f)}' for f in o.fields)} }}",
               "    }", "}", "", f"impl {name} {{",
               f"    fn c_default() -> sys::{o.c_name} {{",
-              f"        // SAFETY: an all-zero {o.c_name} is valid (integers and doubles); the initialiser",
+              f"        // SAFETY: an all-zero {o.c_name} is valid (numbers, null pointers); the initialiser",
               "        // writes every field and struct_size.",
               f"        let mut c: sys::{o.c_name} = unsafe {{ std::mem::zeroed() }};",
               f"        unsafe {{ sys::{o.init}(&mut c) }};", "        c", "    }", "",
-              f"    pub(crate) fn to_c(&self) -> sys::{o.c_name} {{",
-              f"        let mut c = {name}::c_default();"]
+    ]
+    if has_strings(o):
+        lines += ["    /// The C struct; its strings point into `strings`, which must outlive its use (moving",
+                  "    /// the Vec keeps them where they are).",
+                  f"    pub(crate) fn to_c(&self, strings: &mut Vec<std::ffi::CString>) -> Result<sys::{o.c_name}> {{"]
+    else:
+        lines += [f"    pub(crate) fn to_c(&self) -> sys::{o.c_name} {{"]
+    lines += [f"        let mut c = {name}::c_default();"]
     for f in o.fields:
         lines.append(f"        c.{f.name} = {to_c_field(f)};")
-    lines += ["        c", "    }", "}", ""]
+    lines += ["        Ok(c)" if has_strings(o) else "        c", "    }", "}", ""]
     return lines
 
 
-def emit_op(op, receiver):
+def emit_op(header, op, receiver):
     """A method: receiver "tensor" (self is the first argument) or "session" (a Session method)."""
     params, prelude, call = [], [], []
     args = op.args[1:] if receiver == "tensor" else op.args
@@ -134,13 +152,17 @@ def emit_op(op, receiver):
             call.append(f"{n}.raw()")
         elif a.kind == "options":
             t = type_name(f"of_{a.options}_options_t")
+            strings = has_strings(header.options[a.options])
+            if strings:
+                prelude.append(f"        let mut {n}_strings = Vec::new();")
+            to_c = f"o.to_c(&mut {n}_strings)" if strings else "o.to_c()"
             if a.nullable:
                 params.append(f"{n}: Option<&{t}>")
-                prelude.append(f"        let {n}_c = {n}.map(|o| o.to_c());")
+                prelude.append(f"        let {n}_c = {n}.map(|o| {to_c}){'.transpose()?' if strings else ''};")
                 call.append(f"{n}_c.as_ref().map_or(std::ptr::null(), |o| o as *const _)")
             else:
                 params.append(f"{n}: &{t}")
-                prelude.append(f"        let {n}_c = {n}.to_c();")
+                prelude.append(f"        let {n}_c = {to_c.replace('o.', f'{n}.', 1)}{'?' if strings else ''};")
                 call.append(f"&{n}_c")
         else:
             raise SystemExit(f"emit_rust: {op.c_name}: argument kind {a.kind}")
@@ -170,6 +192,8 @@ def emit_op(op, receiver):
 def emit(header):
     lines = ["// Generated by bindings/gen/gen_ops.py from oneflow_c.h at build time: do not edit.", "",
              "use crate::{check, state, DType, Result, Session, Tensor};", "use oneflow_sys as sys;", ""]
+    if any(has_strings(o) for o in header.options.values()):
+        lines[-2:-2] = ["use crate::{c_string, from_c_string};"]
     for c_typedef, values in header.enums.items():
         lines += emit_enum(c_typedef, values)
     for o in header.options.values():
@@ -177,12 +201,12 @@ def emit(header):
     lines += ["/// The ops whose first argument is a tensor, as its methods (generated from the header).", "impl Tensor {"]
     for op in header.ops:
         if op.first_tensor:
-            lines += emit_op(op, "tensor")
+            lines += emit_op(header, op, "tensor")
     lines += ["}", "", "/// The ops whose first argument is a list of tensors (generated from the header).", "impl Session {"]
     for op in header.ops:
         if not op.first_tensor:
             if op.args[0].kind != "tensors":
                 raise SystemExit(f"emit_rust: {op.c_name}: no receiver for its first argument")
-            lines += emit_op(op, "session")
+            lines += emit_op(header, op, "session")
     lines += ["}", ""]
     return {"ops.rs": "\n".join(lines)}

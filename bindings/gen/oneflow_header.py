@@ -20,6 +20,10 @@ Argument kinds (Arg.kind):
   options  `const of_<name>_options_t* options`: Arg.options names the OptionsStruct; nullable
            (NULL = the defaults of of_<name>_options_init) unless the header says otherwise
 
+The options structs (every `typedef struct of_<name>_options_t` of the header, in any section) are read
+field by field (Field.kind: integers, flags, doubles, enums, arrays of them, and `const char*` strings);
+a field of no known kind stops the generator.
+
 Standard library only; usable as a module or run as `python3 oneflow_header.py HEADER` to print the
 model.
 """
@@ -74,7 +78,9 @@ class Op:
 
 @dataclass
 class Field:
-    kind: str  # "int64", "int32", "uint64", "size", "bool", "double", or "enum" (ctype names it)
+    kind: str  # "int64", "int32", "uint64", "size", "bool", "double", "enum" (ctype names it), or
+    #            "string": `const char*`, NUL-terminated UTF-8 borrowed for the call, NULL allowed (the
+    #            default of the initialisers; the header says what NULL means for each field)
     ctype: str
     name: str
     count: int  # 1, or the length of an array field ("int64_t stride[2]")
@@ -128,7 +134,7 @@ def _split_params(text):
 
 _SCALAR_KINDS = {"int64_t": "int64", "double": "double", "of_bool_t": "bool", "const of_dtype_t*": "dtype"}
 _FIELD_KINDS = {"int64_t": "int64", "int32_t": "int32", "uint64_t": "uint64", "size_t": "size",
-                "of_bool_t": "bool", "double": "double"}
+                "of_bool_t": "bool", "double": "double", "const char*": "string"}
 
 
 def _op(function):
@@ -215,15 +221,24 @@ def parse(path):
 
 def _options(c_name, body):
     fields = []
-    for m in re.finditer(r"(?P<ctype>[a-z0-9_]+)\s+(?P<name>[a-z0-9_]+)(\[(?P<count>\d+)\])?;\s*(?P<doc>/\*.*?\*/)?", body, re.S):
-        ctype, name = m.group("ctype"), m.group("name")
+    field = re.compile(r"(?P<ctype>(const\s+)?[a-z0-9_]+(\s*\*)?)\s*\b(?P<name>[a-z0-9_]+)(\[(?P<count>\d+)\])?;"
+                       r"\s*(?P<doc>/\*.*?\*/)?", re.S)
+    # Every declaration of the body is a field this model reads: one it cannot read stops the generator
+    # rather than leaving the field out of every binding.
+    declarations = [d.strip() for d in re.sub(r"/\*.*?\*/", " ", body, flags=re.S).split(";") if d.strip()]
+    for m in field.finditer(body):
+        ctype, name = re.sub(r"\s*\*", "*", " ".join(m.group("ctype").split())), m.group("name")
         if name == "struct_size":
             continue
         kind = _FIELD_KINDS.get(ctype, "enum" if re.fullmatch(r"of_[a-z0-9_]+_t", ctype) else None)
-        if kind is None:
+        if kind is None or (kind == "string" and m.group("count")):
             raise SystemExit(f"oneflow_header: {c_name}.{name}: no field kind for '{ctype}'")
         doc = " ".join(_clean_comment(m.group("doc")).split()) if m.group("doc") else ""
         fields.append(Field(kind, ctype, name, int(m.group("count") or 1), doc))
+    if len(fields) + 1 != len(declarations):
+        read = {f.name for f in fields} | {"struct_size"}
+        unread = [d for d in declarations if not any(re.search(rf"\b{n}\b", d) for n in read)]
+        raise SystemExit(f"oneflow_header: {c_name}: cannot read the field(s) {unread}")
     name = c_name[3:-10]
     return OptionsStruct(c_name, name, f"of_{name}_options_init", fields)
 

@@ -23,7 +23,9 @@
  *                                                                     UTF-8 (not JNI's modified UTF-8)
  *   const char** out_name, of_status_message's result                 byte[] (UTF-8), decoded in Java
  *   options structs                                                  SWIG proxies, no finalize():
- *                                                                     the Java layer deletes them */
+ *                                                                     the Java layer deletes them
+ *   const char* fields of options structs                            String both ways; the proxy
+ *                                                                     holds a copy (OF_STRING_FIELD) */
 %module OneflowC
 
 %{
@@ -177,6 +179,7 @@ OF_HANDLE(of_tensor_t)
 OF_HANDLE(of_tensor_list_t)
 OF_HANDLE(of_graph_t)
 OF_HANDLE(of_optimizer_t)
+OF_HANDLE(of_process_group_t)
 /* DLPack's managed tensors travel as addresses too (their fields are DLPack's). */
 OF_HANDLE(struct DLManagedTensorVersioned)
 OF_HANDLE(struct DLManagedTensor)
@@ -490,6 +493,38 @@ OF_OUT(of_bool_t, jboolean, jbooleanArray, boolean[], SetBooleanArrayRegion)
     __atomic_add_fetch(&ofj_adopted_buffers, 1, __ATOMIC_SEQ_CST);
   }
 %}
+
+/* ---- string fields of options structs ------------------------------------------------------- */
+/* Set from a String (NUL-terminated UTF-8, as every const char* argument): the proxy keeps its own copy,
+ * freed when the field is set again and by the proxy's destructor, so the C struct never points into a
+ * Java array that has been released (SWIG's own const char* setter copies and never frees: warning
+ * 451). Read as a String (null for NULL). options_strings.i, generated from the header, applies it to
+ * every string field of the options structs and gives each struct that has one its destructor. */
+%define OF_STRING_FIELD(NAME)
+%typemap(memberin) const char* NAME %{
+  free((char*)$1);
+  $1 = NULL;
+  if ($input != NULL) {
+    size_t n = strlen($input) + 1;
+    char* copy = (char*)malloc(n);
+    if (copy != NULL) memcpy(copy, $input, n); /* NULL (out of memory): the library refuses the options */
+    $1 = copy;
+  }
+%}
+%typemap(out) const char* NAME %{
+  $result = NULL;
+  if ($1 != NULL) {
+    size_t n = strlen($1);
+    $result = (*jenv)->NewByteArray(jenv, (jsize)n);
+    if ($result != NULL && n > 0) (*jenv)->SetByteArrayRegion(jenv, $result, 0, (jsize)n, (const jbyte*)$1);
+  }
+%}
+%typemap(javaout) const char* NAME {
+    final byte[] utf8 = $jnicall;
+    return utf8 == null ? null : new String(utf8, java.nio.charset.StandardCharsets.UTF_8);
+  }
+%enddef
+%include "options_strings.i"
 
 /* The memory statistics' struct_size is set by the constructor, which knows the size. */
 %extend of_graph_memory_stats_t {

@@ -1,5 +1,8 @@
 //! Lazy graphs: traced once from the eager op calls, compiled per concrete input shape, run many times.
-use crate::{check, c_string, state, sys, DType, GraphOptions, Optimizer, Result, Session, SessionHandle, Tensor};
+use crate::{
+    check, c_string, state, sys, DType, DataParallelOptions, GraphOptions, Optimizer, ProcessGroup, Result, Session,
+    SessionHandle, Tensor,
+};
 use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -73,6 +76,19 @@ impl Graph {
     pub fn build(&mut self) -> Result<GraphBuilder<'_>> {
         check(unsafe { sys::of_graph_begin_build(self.raw()) })?;
         Ok(GraphBuilder { graph: self, open: true, _not_send: PhantomData })
+    }
+
+    /// Makes every run of this training graph (built with an optimizer) one data-parallel step over
+    /// `group`: each rank runs it on its own inputs (its share of the global batch); the first run
+    /// broadcasts rank 0's parameters and batch-norm running statistics, and each step averages the
+    /// gradients over the ranks (in buckets of `options.bucket_bytes`) before the optimizer's updates.
+    /// `options` None: the defaults. The graph keeps the group alive (drop them in any order).
+    /// FAILED_PRECONDITION once the graph has run, or for a built graph without an optimizer.
+    pub fn set_data_parallel(&mut self, group: &ProcessGroup, options: Option<&DataParallelOptions>) -> Result<()> {
+        let c = options.map(|o| o.to_c());
+        check(unsafe {
+            sys::of_graph_set_data_parallel(self.raw(), group.raw(), c.as_ref().map_or(std::ptr::null(), |o| o as *const _))
+        })
     }
 
     /// Runs the built graph on `inputs` (in declaration order); returns the outputs.

@@ -1,5 +1,6 @@
 //! Safe Rust API of oneflow_c, an embeddable deep-learning runtime: tensors with interned dtypes and
-//! symbolic shapes, eager ops with autograd, optimizers, lazy graphs and safetensors files.
+//! symbolic shapes, eager ops with autograd, optimizers, lazy graphs, safetensors files, and process
+//! groups for data-parallel training.
 //!
 //! ```
 //! use oneflow::{dtype, Session};
@@ -18,8 +19,9 @@
 //! # Ownership
 //! Every object holds exactly one C reference and releases it in `Drop`: [`Tensor`] (`Clone` adds a
 //! reference: both values are the same tensor), [`Session`] (`Clone` shares one C session),
-//! [`Graph`], [`Optimizer`]. A tensor, graph or optimizer keeps the C session it was made in alive,
-//! so values may be dropped in any order; the C session is destroyed with the last of them.
+//! [`Graph`], [`Optimizer`], [`ProcessGroup`]. A tensor, graph or optimizer keeps the C session it was
+//! made in alive, so values may be dropped in any order; the C session is destroyed with the last of
+//! them. A graph made data-parallel keeps its group alive natively ([`Graph::set_data_parallel`]).
 //!
 //! # Op methods
 //! Every op of the header is a method generated from it at build time (`x.add(&y)`, `x.conv2d(&w,
@@ -29,17 +31,18 @@
 //! Rust keyword gets a trailing underscore (`cond.where_(&a, &b)`).
 //!
 //! # Threads
-//! `Session`, `Tensor` and `Graph` are `Send + Sync`, `Optimizer` is `Send`, as the header's rules
-//! allow, with one addition of this crate (Note [Tensor state lock]): calls that write a tensor's data
-//! or autograd state in place (backward, set_grad, set_requires_grad, initialisers, optimizer calls,
-//! graph runs, batch_norm updating running statistics, load_into) take a process-wide write lock, and
-//! every other call that reads tensors takes its read side, so a safe program cannot race a write
-//! against a read. Grad mode is per thread ([`no_grad`]); a graph is built on one thread
+//! `Session`, `Tensor`, `Graph` and `ProcessGroup` are `Send + Sync`, `Optimizer` is `Send`, as the
+//! header's rules allow, with one addition of this crate (Note [Tensor state lock]): calls that write a
+//! tensor's data or autograd state in place (backward, set_grad, set_requires_grad, initialisers,
+//! optimizer calls, graph runs, batch_norm updating running statistics, load_into) take a process-wide
+//! write lock, and every other call that reads tensors (collectives included) takes its read side, so
+//! a safe program cannot race a write against a read. Grad mode is per thread ([`no_grad`]); a graph is built on one thread
 //! ([`GraphBuilder`] is not `Send`).
 #![warn(missing_docs)]
 
 use oneflow_sys as sys;
 
+mod dist;
 mod dtype_impl;
 mod error;
 mod graph;
@@ -48,6 +51,7 @@ pub mod safetensors;
 mod session;
 mod tensor;
 
+pub use dist::ProcessGroup;
 pub use dtype_impl::{dtype, DType, Element, BF16, F16};
 pub use error::{Error, Result};
 pub(crate) use error::check;
@@ -173,6 +177,14 @@ pub(crate) mod state {
 /// A Rust string as a C string, or INVALID_ARGUMENT naming `what` when it holds a NUL byte.
 pub(crate) fn c_string(what: &str, s: &str) -> Result<std::ffi::CString> {
     std::ffi::CString::new(s).map_err(|_| Error::invalid_argument(format!("{what} {s:?} contains a NUL byte")))
+}
+
+/// A C string field the library set (NULL: None), as an owned String (lossy for invalid UTF-8).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string valid for the call.
+pub(crate) unsafe fn from_c_string(p: *const std::os::raw::c_char) -> Option<String> {
+    (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
 }
 
 /// The README's Rust blocks run as doc-tests, so that they stay true.

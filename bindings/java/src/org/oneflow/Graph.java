@@ -108,6 +108,33 @@ public final class Graph implements AutoCloseable {
     }
   }
 
+  /**
+   * Makes every run of this training graph (built with an optimizer) one data-parallel step over group:
+   * each rank runs the graph on its own inputs (its share of the global batch); the first run broadcasts
+   * rank 0's parameters and batch-norm running statistics, and each step averages the gradients over the
+   * ranks (in buckets of options.bucketBytes) before the optimizer's updates. The graph keeps the group
+   * alive natively (close them in any order). FailedPreconditionException once the graph has run, or for
+   * a built graph without an optimizer.
+   *
+   * @param options null: the defaults of of_data_parallel_options_init
+   */
+  public void setDataParallel(ProcessGroup group, DataParallelOptions options) {
+    if (group == null) throw new NullPointerException("group is null");
+    org.oneflow.jni.of_data_parallel_options_t o = options == null ? null : options.toNative();
+    try {
+      Status.check(OneflowC.of_graph_set_data_parallel(ptr(), group.ptr(), o));
+    } finally {
+      if (o != null) o.delete();
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(group);
+    }
+  }
+
+  /** setDataParallel with the default options. */
+  public void setDataParallel(ProcessGroup group) {
+    setDataParallel(group, null);
+  }
+
   /** Runs the built graph on eager inputs (in declaration order); returns the outputs (close them). */
   public Tensor[] run(Tensor... inputs) {
     long[] in = Tensor.ptrs(inputs, "inputs");

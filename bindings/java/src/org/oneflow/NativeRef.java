@@ -4,8 +4,9 @@ import java.lang.ref.Cleaner;
 import java.util.function.LongConsumer;
 
 /**
- * One C reference of a binding object (a tensor, graph or optimizer) and the session reference it
- * holds: released exactly once, by {@link #close()} or, for an object left unclosed, by the Cleaner.
+ * One C reference of a binding object (a tensor, graph, optimizer or process group) and the session
+ * reference it holds (none for a process group, which belongs to no session): released exactly once,
+ * by {@link #close()} or, for an object left unclosed, by the Cleaner.
  * The released state never refers to its owner (a Cleaner action must not, or the owner would stay
  * reachable).
  */
@@ -26,7 +27,7 @@ final class NativeRef {
       long p = ptr;
       ptr = 0;
       release.accept(p);
-      session.release();
+      if (session != null) session.release();
     }
   }
 
@@ -34,9 +35,9 @@ final class NativeRef {
   private final Cleaner.Cleanable cleanable;
   private final String what;
 
-  /** Takes over `ptr` (released with `release`) and a new reference to `session`, for `owner`. */
+  /** Takes over `ptr` (released with `release`) and a new reference to `session` (null: none), for `owner`. */
   NativeRef(Object owner, long ptr, SessionHandle session, LongConsumer release, String what) {
-    this.state = new State(ptr, session.retain(), release);
+    this.state = new State(ptr, session == null ? null : session.retain(), release);
     this.cleanable = Resources.CLEANER.register(owner, state);
     this.what = what;
   }
