@@ -108,6 +108,9 @@ class CpuBackendImpl final : public Backend {
   void CopyToHost(void* dst, const void* src, size_t nbytes) override {
     if (nbytes > 0) std::memcpy(dst, src, nbytes);
   }
+  void Copy(void* dst, const void* src, size_t nbytes) override {
+    if (nbytes > 0) std::memmove(dst, src, nbytes);
+  }
 
  private:
   CpuAllocator allocator_;

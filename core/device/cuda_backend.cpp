@@ -67,6 +67,13 @@ class CudaBackend final : public Backend {
       ThrowCuda(err, "copy to host", device_);
     }
   }
+  void Copy(void* dst, const void* src, size_t nbytes) override {
+    if (nbytes == 0) return;
+    SetDevice(device_);
+    if (cudaError_t err = cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToDevice); err != cudaSuccess) {
+      ThrowCuda(err, "copy on the device", device_);
+    }
+  }
   void Synchronize() override {
     SetDevice(device_);
     if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess) ThrowCuda(err, "synchronize", device_);

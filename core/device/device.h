@@ -57,6 +57,8 @@ class Backend {
   // Copies between host memory and this device's memory. Both block until the copy is done.
   virtual void CopyFromHost(void* device_dst, const void* host_src, size_t nbytes) = 0;
   virtual void CopyToHost(void* host_dst, const void* device_src, size_t nbytes) = 0;
+  // Copies within this device's memory; blocks until the copy is done.
+  virtual void Copy(void* dst, const void* src, size_t nbytes) = 0;
   // Waits for all work queued on this device.
   virtual void Synchronize() {}
 };

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "core/device/device.h"
 #include "core/op/dispatch.h"
 #include "core/ops/register.h"
 #include "core/tensor/copy.h"
@@ -54,15 +55,31 @@ std::vector<TensorMeta> InferAllGather(std::span<const TensorMeta> in, const Att
   return {{in[0].dtype, y, in[0].device}};
 }
 
+// x, contiguous: on the CPU a copy where x is strided; on CUDA (Note [NCCL]), which has no strided copy yet,
+// x itself, which must be contiguous.
+TensorPtr ContiguousInput(KernelContext& ctx) {
+  if (ctx.in(0).device().type == DeviceType::kCPU) return MakeContiguous(ctx.inputs[0], &ctx.pool);
+  OF_CHECK(ctx.in(0).is_contiguous()) << "x on " << ctx.in(0).device()
+                                      << " must be contiguous for a collective (make it contiguous first)";
+  return ctx.inputs[0];
+}
+
+// y = x's elements (any layout).
+void CopyInput(KernelContext& ctx) {
+  if (ctx.in(0).device().type == DeviceType::kCPU) return CopyStrided(ctx.in(0), ctx.out(0), &ctx.pool);
+  const TensorPtr x = ContiguousInput(ctx);
+  GetBackend(x->device()).Copy(ctx.out(0).raw_data(), x->raw_data(), x->nbytes());
+}
+
 // y = x's elements, then the collective in place on y.
 void AllReduceKernel(KernelContext& ctx) {
-  CopyStrided(ctx.in(0), ctx.out(0), &ctx.pool);
+  CopyInput(ctx);
   GroupOf(ctx.attrs)->AllReduce(ctx.out(0), OpOf(ctx.attrs), ctx.attrs.Bool("checked"));
 }
 
 void BroadcastKernel(KernelContext& ctx) {
   const std::shared_ptr<ProcessGroup> g = GroupOf(ctx.attrs);
-  if (g->rank() == ctx.attrs.Int("root")) CopyStrided(ctx.in(0), ctx.out(0), &ctx.pool);
+  if (g->rank() == ctx.attrs.Int("root")) CopyInput(ctx);
   g->Broadcast(ctx.out(0), static_cast<int32_t>(ctx.attrs.Int("root")));
 }
 
@@ -70,13 +87,13 @@ void AllGatherKernel(KernelContext& ctx) {
   const std::shared_ptr<ProcessGroup> g = GroupOf(ctx.attrs);
   OF_CHECK(g->world_size() == ctx.attrs.Int("world_size"))
       << "the group has " << g->world_size() << " ranks, but the call was traced for " << ctx.attrs.Int("world_size");
-  g->AllGather(*MakeContiguous(ctx.inputs[0], &ctx.pool), ctx.out(0));
+  g->AllGather(*ContiguousInput(ctx), ctx.out(0));
 }
 
 // Graph-internal (passes/all_reduce_gradients.cpp): y = x, then all_reduce on y started on the group's
 // thread; all_reduce_wait(y) returns once it is done (an empty output: it only orders the steps).
 void AllReduceStartKernel(KernelContext& ctx) {
-  CopyStrided(ctx.in(0), ctx.out(0), &ctx.pool);
+  CopyInput(ctx);
   const std::shared_ptr<ProcessGroup> g = GroupOf(ctx.attrs);
   g->Track(ctx.out(0).raw_data(), g->AllReduceAsync(ctx.outputs[0], OpOf(ctx.attrs)));
 }
@@ -88,12 +105,14 @@ std::vector<TensorMeta> InferWait(std::span<const TensorMeta> in, const Attrs&) 
 OpDef CollectiveOp(std::string name, InferFn infer, KernelFn kernel, std::vector<AttrSpec> attrs,
                    std::vector<DataType> dtypes) {
   attrs.insert(attrs.begin(), AttrSpec{"group", int64_t{0}, /*required=*/true});
+  std::vector<KernelDef> kernels = {{DeviceType::kCPU, dtypes, kernel}};
+  if (BuiltWithCuda()) kernels.push_back({DeviceType::kCUDA, dtypes, kernel});  // over NCCL (Note [NCCL])
   return OpDef{.name = std::move(name),
                .inputs = {"x"},
                .outputs = {"y"},
                .attrs = std::move(attrs),
                .infer = infer,
-               .kernels = {{DeviceType::kCPU, std::move(dtypes), kernel}},
+               .kernels = std::move(kernels),
                .strided_inputs = true,
                .collective = true};
 }

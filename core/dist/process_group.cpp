@@ -24,6 +24,7 @@
 #include <fmt/ranges.h>
 
 #include "core/common/dtype.h"
+#include "core/dist/nccl_communicator.h"
 #include "core/dist/tcp_store.h"
 
 namespace oneflow::dist {
@@ -52,10 +53,32 @@ bool Appears(gloo::rendezvous::Store& store, const std::string& key, std::chrono
   }
 }
 
+// What is left until `deadline`, at least 1 ms (a wait of 0 would not look).
+std::chrono::milliseconds Remaining(std::chrono::steady_clock::time_point deadline) {
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+// What a rank wrote to the store when it joined (Join): its world size, host and process.
+struct RankRecord {
+  int32_t world_size = 0;
+  std::string host;
+  long pid = 0;
+  // Whether the process is known to have exited (one on this host that no longer exists).
+  bool Exited() const { return host == Hostname() && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+};
+
+RankRecord ReadRecord(gloo::rendezvous::Store& store, int32_t rank) {
+  RankRecord record;
+  std::istringstream in(Text(store.get(fmt::format("oneflow/rank/{}", rank))));
+  in >> record.world_size >> record.host >> record.pid;
+  return record;
 }
 
 // Elementwise combination for Gloo's reductions, in T (half types through float). Max and min propagate
@@ -101,10 +124,13 @@ uint64_t Hash(std::initializer_list<int64_t> values) {
   return h;
 }
 
-void CheckCpuContiguous(const Tensor& t, std::string_view what) {
-  OF_CHECK(t.device().type == DeviceType::kCPU) << what << " is on " << t.device() << "; this process group runs on CPU tensors";
+void CheckContiguous(const Tensor& t, std::string_view what) {
+  OF_CHECK(t.device().type == DeviceType::kCPU || t.device().type == DeviceType::kCUDA)
+      << what << " is on " << t.device() << "; process groups run on CPU (Gloo) and CUDA (NCCL) tensors";
   OF_CHECK_INTERNAL(t.is_contiguous()) << what << " must be contiguous";
 }
+
+bool OnCuda(const Tensor& t) { return t.device().type == DeviceType::kCUDA; }
 
 }  // namespace
 
@@ -139,34 +165,52 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
         << "rendezvous directory '" << where << "' is not a writable directory (" << std::strerror(errno) << ")";
     g->store_ = std::make_unique<gloo::rendezvous::FileStore>(where);
   }
-  gloo::rendezvous::Store& store = *g->store_;
+  try {
+    g->Join(options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // the store's own errors (a file it cannot write, rank 0's store gone)
+    OF_THROW(Unavailable) << "process group of " << options.world_size << " ranks at '" << options.rendezvous
+                          << "': rank " << options.rank << " could not join: " << e.what();
+  }
+  g->id_ = next_id++;
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry()[g->id_] = g;
+  return g;
+}
 
+void ProcessGroup::Join(const ProcessGroupOptions& options) {
+  gloo::rendezvous::Store& store = *store_;
   // Every rank says who it is (Note [Collective failures]), then checks that all agree.
   const std::string me = fmt::format("{} {} {}", options.world_size, Hostname(), getpid());
   store.set(fmt::format("oneflow/rank/{}", options.rank), Bytes(me));
   std::vector<int32_t> missing;
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   for (int32_t r = 0; r < options.world_size; ++r) {
-    const auto left = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                   deadline - std::chrono::steady_clock::now()));
-    if (!Appears(store, fmt::format("oneflow/rank/{}", r), left)) missing.push_back(r);
+    const auto left = Remaining(deadline);
+    if (!Appears(store, fmt::format("oneflow/rank/{}", r), left)) {
+      missing.push_back(r);
+      continue;
+    }
+    // A record whose process had exited when it was first seen is an earlier job's (a peer of this one may
+    // still exit later, for instance when it gives up waiting, without making its record stale).
+    const RankRecord record = ReadRecord(store, r);
+    if (r != options.rank && record.Exited()) {
+      OF_THROW(InvalidArgument) << "the rendezvous at '" << options.rendezvous << "' holds rank " << r
+                                << "'s record from process " << record.pid
+                                << ", which has exited: each group needs a fresh rendezvous (an empty directory)";
+    }
   }
   // Those that joined must agree (a disagreement explains a missing rank better than the timeout).
   for (int32_t r = 0; r < options.world_size; ++r) {
     if (std::find(missing.begin(), missing.end(), r) != missing.end()) continue;
-    std::istringstream in(Text(store.get(fmt::format("oneflow/rank/{}", r))));
-    int32_t size = 0;
-    std::string host;
-    long pid = 0;
-    in >> size >> host >> pid;
-    OF_CHECK(size == options.world_size) << "rank " << r << " joined with world_size " << size << " but rank "
-                                         << options.rank << " with " << options.world_size
-                                         << "; every rank must pass the same world_size";
-    if (r == options.rank) {
-      OF_CHECK(host == Hostname() && pid == getpid())
-          << "rank " << r << " was also claimed by process " << pid << " on " << host
-          << "; each rank must be given to exactly one process";
-    }
+    const RankRecord record = ReadRecord(store, r);
+    OF_CHECK(record.world_size == options.world_size)
+        << "rank " << r << " joined with world_size " << record.world_size << " but rank " << options.rank << " with "
+        << options.world_size << "; every rank must pass the same world_size";
+    OF_CHECK(r != options.rank || (record.host == Hostname() && record.pid == getpid()))
+        << "rank " << r << " was also claimed by process " << record.pid << " on " << record.host
+        << "; each rank must be given to exactly one process";
   }
   if (!missing.empty()) {
     OF_THROW(DeadlineExceeded) << "process group of " << options.world_size << " ranks at '" << options.rendezvous
@@ -174,23 +218,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
                                << " did not join within " << options.timeout.count() << " ms";
   }
 
-  try {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = g->host_;
-    auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.world_size);
-    context->setTimeout(options.timeout);
-    gloo::rendezvous::PrefixStore prefixed("gloo", store);
-    context->connectFullMesh(prefixed, device);
-    g->context_ = std::move(context);
-  } catch (const std::exception& e) {
-    OF_THROW(Unavailable) << "process group of " << options.world_size << " ranks at '" << options.rendezvous
-                          << "': rank " << options.rank << " could not connect to its peers: " << e.what();
-  }
-  g->id_ = next_id++;
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry()[g->id_] = g;
-  return g;
+  gloo::transport::tcp::attr attr;
+  attr.hostname = host_;
+  auto device = gloo::transport::tcp::CreateDevice(attr);
+  auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.world_size);
+  context->setTimeout(options.timeout);
+  gloo::rendezvous::PrefixStore prefixed("gloo", store);
+  context->connectFullMesh(prefixed, device);
+  context_ = std::move(context);
 }
 
 std::shared_ptr<ProcessGroup> ProcessGroup::Find(int64_t id) {
@@ -236,6 +271,17 @@ void ProcessGroup::Worker() {
       task.done.set_exception(std::current_exception());
     }
   }
+}
+
+NcclCommunicator& ProcessGroup::Nccl(Device device) {
+  if (!nccl_) {
+    nccl_ = std::make_shared<NcclCommunicator>(*store_, fmt::format("oneflow/nccl/{}", sequence_), rank_, world_size_,
+                                               device.index, timeout_);
+  }
+  OF_CHECK(nccl_->device() == device.index)
+      << "rank " << rank_ << "'s CUDA collectives run on cuda:" << nccl_->device()
+      << " (the device of its first one); a tensor on " << device << " cannot take part (one GPU per rank)";
+  return *nccl_;
 }
 
 void ProcessGroup::Execute(const std::string& name, const Collective& fn) {
@@ -301,19 +347,15 @@ std::string ProcessGroup::Diagnose(uint64_t seq) {
   std::vector<std::string> parts;
   for (int32_t r = 0; r < world_size_; ++r) {
     if (r == rank_) continue;
-    const auto left = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                   deadline - std::chrono::steady_clock::now()));
+    const auto left = Remaining(deadline);
     if (Appears(store, fmt::format("oneflow/failed/{}/{}", seq, r), left)) continue;  // it failed there too
-    std::string host;
-    long pid = 0;
+    RankRecord record;
     try {
-      std::istringstream in(Text(store.get(fmt::format("oneflow/rank/{}", r))));
-      int32_t size = 0;
-      in >> size >> host >> pid;
+      record = ReadRecord(store, r);
     } catch (const std::exception&) {
     }
-    if (host == Hostname() && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      parts.push_back(fmt::format("rank {} (process {}) has exited", r, pid));
+    if (record.Exited()) {
+      parts.push_back(fmt::format("rank {} (process {}) has exited", r, record.pid));
     } else {
       parts.push_back(fmt::format("rank {} did not take part", r));
     }
@@ -342,7 +384,7 @@ void ProcessGroup::CheckSame(uint64_t value, std::string_view what) {
 
 void ProcessGroup::AllReduce(const Tensor& t, ReduceOp op, bool checked) {
   if (checked) {
-    CheckCpuContiguous(t, "all_reduce's tensor");
+    CheckContiguous(t, "all_reduce's tensor");
     CheckSame(Hash({1, t.numel(), t.dtype()->code(), static_cast<int64_t>(op)}),
               fmt::format("all_reduce ({} of {} {} elements)", ReduceOpName(op), t.numel(), t.dtype()->name()));
   }
@@ -350,17 +392,21 @@ void ProcessGroup::AllReduce(const Tensor& t, ReduceOp op, bool checked) {
 }
 
 std::shared_future<void> ProcessGroup::AllReduceAsync(TensorPtr t, ReduceOp op) {
-  CheckCpuContiguous(*t, "all_reduce's tensor");
+  CheckContiguous(*t, "all_reduce's tensor");
   const Symbol<DType> dtype = t->dtype();
   OF_CHECK(!dtype->is_bool()) << "all_reduce: bool tensors cannot be reduced; cast them to an integer dtype";
   OF_CHECK(op != ReduceOp::kMean || dtype->is_floating_point())
       << "all_reduce: mean needs a floating dtype, got " << dtype << " (sum, then divide)";
-  if (t->numel() == 0 || world_size_ == 1) {
+  // One rank has nothing to combine, except on CUDA, where even one rank goes through NCCL (Note [NCCL]).
+  if (t->numel() == 0 || (world_size_ == 1 && !OnCuda(*t))) {
     std::promise<void> done;
     done.set_value();
     return done.get_future().share();
   }
   return Start("all_reduce", [this, t, op](uint32_t tag) {
+    if (OnCuda(*t)) {
+      return Nccl(t->device()).AllReduce(t->raw_data(), t->raw_data(), static_cast<size_t>(t->numel()), t->dtype(), op);
+    }
     VisitDType(t->dtype(), [&](auto type_tag) {
       using T = typename decltype(type_tag)::type;
       if constexpr (!std::is_same_v<T, bool>) {
@@ -388,14 +434,15 @@ std::shared_future<void> ProcessGroup::AllReduceAsync(TensorPtr t, ReduceOp op) 
 }
 
 void ProcessGroup::Broadcast(const Tensor& t, int32_t root, bool checked) {
-  CheckCpuContiguous(t, "broadcast's tensor");
+  CheckContiguous(t, "broadcast's tensor");
   OF_CHECK(root >= 0 && root < world_size_) << "broadcast: root must be in [0, " << world_size_ << "), got " << root;
   if (checked) {
     CheckSame(Hash({2, t.numel(), t.dtype()->code(), root}),
               fmt::format("broadcast (from rank {} of {} {} elements)", root, t.numel(), t.dtype()->name()));
   }
-  if (t.numel() == 0 || world_size_ == 1) return;
+  if (t.numel() == 0 || (world_size_ == 1 && !OnCuda(t))) return;
   Run("broadcast", [&](uint32_t tag) {
+    if (OnCuda(t)) return Nccl(t.device()).Broadcast(t.raw_data(), t.nbytes(), root);
     gloo::BroadcastOptions o(context_);
     o.setOutput(static_cast<char*>(t.raw_data()), t.nbytes());
     o.setRoot(root);
@@ -406,19 +453,21 @@ void ProcessGroup::Broadcast(const Tensor& t, int32_t root, bool checked) {
 }
 
 void ProcessGroup::AllGather(const Tensor& in, const Tensor& out, bool checked) {
-  CheckCpuContiguous(in, "all_gather's input");
-  CheckCpuContiguous(out, "all_gather's output");
-  OF_CHECK_INTERNAL(out.nbytes() == in.nbytes() * static_cast<size_t>(world_size_)) << "all_gather output size";
+  CheckContiguous(in, "all_gather's input");
+  CheckContiguous(out, "all_gather's output");
+  OF_CHECK_INTERNAL(out.nbytes() == in.nbytes() * static_cast<size_t>(world_size_) && out.device() == in.device())
+      << "all_gather output size or device";
   if (checked) {
     CheckSame(Hash({3, in.numel(), in.dtype()->code()}),
               fmt::format("all_gather (of {} {} elements)", in.numel(), in.dtype()->name()));
   }
   if (in.numel() == 0) return;
-  if (world_size_ == 1) {
+  if (world_size_ == 1 && !OnCuda(in)) {
     std::memcpy(out.raw_data(), in.raw_data(), in.nbytes());
     return;
   }
   Run("all_gather", [&](uint32_t tag) {
+    if (OnCuda(in)) return Nccl(in.device()).AllGather(in.raw_data(), out.raw_data(), in.nbytes());
     gloo::AllgatherOptions o(context_);
     o.setInput(static_cast<char*>(in.raw_data()), in.nbytes());
     o.setOutput(static_cast<char*>(out.raw_data()), out.nbytes());

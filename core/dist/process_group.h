@@ -1,6 +1,7 @@
 // Process groups: the ranks of one data-parallel job and the collectives between them, over Gloo
-// (https://github.com/facebookincubator/gloo, Debian's libgloo: TCP transport), which moves the bytes;
-// this file owns rendezvous, dtypes, reductions, timeouts and the errors users see.
+// (https://github.com/facebookincubator/gloo, Debian's libgloo: TCP transport), which moves CPU tensors' bytes,
+// and NCCL for CUDA tensors (core/dist/nccl_communicator.h, Note [NCCL]); this file owns rendezvous, dtypes,
+// reductions, timeouts and the errors users see.
 //
 // Note [Collective failures]
 // Every collective runs under the group's timeout. When one fails (a peer closed its connections, or
@@ -42,6 +43,8 @@ class Store;
 
 namespace oneflow::dist {
 
+class NcclCommunicator;
+
 enum class ReduceOp : int32_t { kSum = 0, kMean = 1, kMax = 2, kMin = 3 };
 const char* ReduceOpName(ReduceOp op);  // "sum", "mean", "max", "min"
 
@@ -72,7 +75,7 @@ class ProcessGroup {
   int32_t world_size() const { return world_size_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // The collectives, on contiguous CPU tensors, in place. Every rank passes the same dtype and number of
+  // The collectives, on contiguous CPU (Gloo) or CUDA (NCCL) tensors, in place. Every rank passes the same dtype and number of
   // elements (checked where `checked`: one small exchange first; the graph checks its plans once instead).
   // AllReduce: numeric dtypes; kMean needs a floating dtype.
   void AllReduce(const Tensor& t, ReduceOp op, bool checked = true);
@@ -98,11 +101,15 @@ class ProcessGroup {
 
  private:
   ProcessGroup() = default;
+  // Create's rendezvous: the ranks' records, their agreement, then Gloo's connections.
+  void Join(const ProcessGroupOptions& options);
   using Collective = std::function<void(uint32_t tag)>;
   // Queues `fn` (collective `name`) for the group's thread, which runs it after everything queued before.
   std::shared_future<void> Start(std::string name, Collective fn);
   void Run(std::string name, Collective fn) { Start(std::move(name), std::move(fn)).get(); }
   void Worker();
+  // On the group's thread: the NCCL communicator, made on the first CUDA collective (Note [NCCL]).
+  NcclCommunicator& Nccl(Device device);
   // On the group's thread: runs one collective, or fails (Note [Collective failures]).
   void Execute(const std::string& name, const Collective& fn);
   [[noreturn]] void Fail(std::string_view collective, const std::exception& e);
@@ -115,6 +122,7 @@ class ProcessGroup {
   std::string host_;
   std::unique_ptr<gloo::rendezvous::Store> store_;
   std::shared_ptr<gloo::Context> context_;
+  std::shared_ptr<NcclCommunicator> nccl_;  // the group's thread only (Nccl)
   // The group's thread and its queue.
   struct Task {
     std::string name;

@@ -1,5 +1,6 @@
 // Process groups of 2 and 3 processes on 127.0.0.1 (core/dist/, Note [Data-parallel graphs]): the
-// collectives per dtype and op against hand-computed results; data-parallel training through graphs
+// collectives per dtype and op against hand-computed results (on CUDA tensors too, through NCCL, where
+// this machine has GPUs: Note [NCCL]); data-parallel training through graphs
 // against one process training on the whole batch; and failures: a rank that exits mid-step, one that
 // never joins, one that hangs, ranks that disagree.
 //
@@ -25,8 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/device/device.h"
 #include "core/dist/collectives.h"
 #include "core/graph/graph.h"
+#include "core/tensor/factory.h"
 #include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
 
@@ -73,13 +76,40 @@ TensorPtr RankTensor(Symbol<DType> dt, const Shape& shape, int32_t r) {
   return FromDoubles(dt, shape, v);
 }
 
-// Every numeric dtype and op, broadcast from each root, all_gather, an empty and a large tensor: the
-// number of mismatches is the exit status.
-int Collectives(Rank& me) {
+// t on `device` (a copy), and back on the host.
+TensorPtr On(const TensorPtr& t, Device device) {
+  return device == t->device() ? t : FromHost(t->dtype(), t->shape(), t->raw_data(), t->nbytes(), device);
+}
+TensorPtr OnHost(const TensorPtr& t) {
+  if (t->device() == Device::CPU()) return t;
+  TensorPtr host = Empty(t->dtype(), t->shape(), Device::CPU());
+  GetBackend(t->device()).CopyToHost(host->raw_data(), t->raw_data(), t->nbytes());
+  return host;
+}
+
+// The CUDA devices this process sees (0 without the CUDA backend or a GPU).
+int32_t CudaDevices() {
+  for (int32_t n = 0;; ++n) {
+    try {
+      GetBackend(Device{DeviceType::kCUDA, n});
+    } catch (const Error&) {
+      return n;
+    }
+  }
+}
+
+// Every numeric dtype and op, broadcast from each root, all_gather, an empty and a large tensor, on the
+// CPU (Gloo) or on the rank's GPU (NCCL, Note [NCCL]): the number of mismatches is the exit status.
+int Collectives(Rank& me, Device device) {
   const auto g = me.Join();
   int failures = 0;
   auto check = [&](const TensorPtr& got, const std::vector<double>& want, const std::string& what) {
-    const std::vector<double> v = ToDoubles(got);
+    if (got->device() != device) {
+      me.out << what << ": the result is on " << got->device().ToString() << ", not " << device.ToString() << "\n";
+      ++failures;
+      return;
+    }
+    const std::vector<double> v = ToDoubles(OnHost(got));
     for (size_t i = 0; i < v.size(); ++i) {
       if (!(v[i] == want[i] || (std::isnan(v[i]) && std::isnan(want[i])))) {
         me.out << what << "[" << i << "]: got " << v[i] << ", want " << want[i] << "\n";
@@ -91,8 +121,20 @@ int Collectives(Rank& me) {
   const Shape shape{4, 5};
   for (DataType d : kAllTypes) {
     const Symbol<DType> dt = DType::Get(d);
-    const TensorPtr x = RankTensor(dt, shape, me.rank);
-    if (!dt->is_bool()) {
+    const TensorPtr x = On(RankTensor(dt, shape, me.rank), device);
+    if (device.type == DeviceType::kCUDA && (d == DataType::kBool || d == DataType::kInt16)) {
+      // NCCL reduces neither: refused before any rank sends (the others do the same).
+      try {
+        ops::AllReduce(g, x, ReduceOp::kSum);
+        me.out << "all_reduce of " << dt->name() << " on CUDA did not fail\n";
+        ++failures;
+      } catch (const Error& e) {
+        if (e.code() != (dt->is_bool() ? StatusCode::kInvalidArgument : StatusCode::kUnimplemented)) {
+          me.out << "all_reduce of " << dt->name() << " on CUDA: " << StatusCodeName(e.code()) << " " << e.message() << "\n";
+          ++failures;
+        }
+      }
+    } else if (!dt->is_bool()) {
       for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
         if (op == ReduceOp::kMean && !dt->is_floating_point()) continue;
         std::vector<double> want(20);
@@ -118,13 +160,13 @@ int Collectives(Rank& me) {
     check(ops::AllGather(g, x), gathered, fmt::format("all_gather {}", dt->name()));
   }
   // Empty, and large (more than one segment of Gloo's ring).
-  check(ops::AllReduce(g, RankTensor(DType::Float32(), Shape{0, 3}, me.rank), ReduceOp::kSum), {}, "empty");
+  check(ops::AllReduce(g, On(RankTensor(DType::Float32(), Shape{0, 3}, me.rank), device), ReduceOp::kSum), {}, "empty");
   const int64_t n = int64_t{3} << 20;
   std::vector<double> want(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     for (int32_t r = 0; r < me.world; ++r) want[static_cast<size_t>(i)] += Value(r, i);
   }
-  check(ops::AllReduce(g, RankTensor(DType::Float64(), Shape{n}, me.rank), ReduceOp::kSum), want, "large");
+  check(ops::AllReduce(g, On(RankTensor(DType::Float64(), Shape{n}, me.rank), device), ReduceOp::kSum), want, "large");
   g->Barrier();
   return failures;
 }
@@ -265,7 +307,8 @@ int GraphsDiffer(Rank& me) {
 }
 
 int RunScenario(const std::string& scenario, Rank& me) {
-  if (scenario == "collectives") return Collectives(me);
+  if (scenario == "collectives") return Collectives(me, Device::CPU());
+  if (scenario == "collectives_cuda") return Collectives(me, Device{DeviceType::kCUDA, me.rank});
   if (scenario == "train_f64") return DataParallelTraining(me, DType::Float64());
   if (scenario == "train_f32") return DataParallelTraining(me, DType::Float32());
   if (scenario == "rank_exits") return RankExits(me);
@@ -289,15 +332,21 @@ struct Report {
   std::string message;
 };
 
+// A new directory under /tmp.
+std::string TempDir() {
+  char dir_template[] = "/tmp/of_dist_XXXXXX";
+  return mkdtemp(dir_template);
+}
+
 // Starts the ranks in `start` (default: all) of a `world`-rank group running `scenario`, waits at most
-// `limit`, and returns each rank's report (by rank; ranks not started have status -1).
+// `limit`, and returns each rank's report (by rank; ranks not started have status -1). The rendezvous
+// (unless `tcp`) and the reports are in `reuse_dir` when given (kept), else in a new directory (removed).
 std::vector<Report> Launch(const std::string& scenario, int32_t world, bool tcp = false, std::vector<int32_t> start = {},
-                           std::chrono::seconds limit = std::chrono::seconds(60)) {
+                           std::chrono::seconds limit = std::chrono::seconds(60), const std::string& reuse_dir = "") {
   if (start.empty()) {
     for (int32_t r = 0; r < world; ++r) start.push_back(r);
   }
-  char dir_template[] = "/tmp/of_dist_XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
+  const std::string dir = reuse_dir.empty() ? TempDir() : reuse_dir;
   const std::string rendezvous = tcp ? fmt::format("tcp://127.0.0.1:{}", FreeTcpPort()) : dir;
   std::map<pid_t, int32_t> running;
   for (int32_t r : start) {
@@ -349,7 +398,7 @@ std::vector<Report> Launch(const std::string& scenario, int32_t world, bool tcp 
       break;
     }
   }
-  std::system(("rm -rf " + dir).c_str());
+  if (reuse_dir.empty()) std::system(("rm -rf " + dir).c_str());
   return reports;
 }
 
@@ -357,6 +406,18 @@ TEST(ProcessGroup, CollectivesMatchHandComputedResults) {
   for (const int32_t world : {2, 3}) {
     SCOPED_TRACE(fmt::format("world {}", world));
     for (const Report& r : Launch("collectives", world)) {
+      EXPECT_EQ(r.status, 0) << fmt::format("{}", fmt::join(r.lines, "\n"));
+    }
+  }
+}
+
+// Note [NCCL]: one rank per GPU, so 2 ranks need 2 GPUs; one rank still goes through NCCL.
+TEST(ProcessGroup, CollectivesOnCudaTensorsGoThroughNccl) {
+  const int32_t gpus = CudaDevices();
+  if (gpus == 0) GTEST_SKIP() << "no CUDA device here";
+  for (int32_t world = 1; world <= std::min(gpus, 2); ++world) {
+    SCOPED_TRACE(fmt::format("world {}", world));
+    for (const Report& r : Launch("collectives_cuda", world)) {
       EXPECT_EQ(r.status, 0) << fmt::format("{}", fmt::join(r.lines, "\n"));
     }
   }
@@ -423,6 +484,18 @@ TEST(DataParallel, ARankThatHangsTimesOut) {
     EXPECT_LT(rep.ms, 1500 + 1500);
     EXPECT_NE(rep.message.find("rank 1 did not take part"), std::string::npos) << rep.message;
   }
+}
+
+TEST(DataParallel, AReusedRendezvousDirectoryIsRefused) {
+  const std::string dir = TempDir();
+  // A first job there: rank 1 alone, which gives up waiting for rank 0 and exits, leaving its record.
+  EXPECT_EQ(Launch("join_fails", 2, false, {1}, std::chrono::seconds(60), dir)[1].code, "DEADLINE_EXCEEDED");
+  // A second job at the same place: its rank 0 finds rank 1's record from a process that has exited.
+  const Report rep = Launch("join_fails", 2, false, {0}, std::chrono::seconds(60), dir)[0];
+  EXPECT_EQ(rep.code, "INVALID_ARGUMENT") << rep.message;
+  EXPECT_NE(rep.message.find("holds rank 1's record from process"), std::string::npos) << rep.message;
+  EXPECT_NE(rep.message.find("each group needs a fresh rendezvous"), std::string::npos) << rep.message;
+  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(DataParallel, ARankThatNeverJoinsTimesOut) {

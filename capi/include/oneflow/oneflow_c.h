@@ -1564,7 +1564,9 @@ OF_API of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memo
 /*===--- process groups and data-parallel training ----------------------------------------===*/
 
 /* A process group: the ranks 0 .. world_size - 1 of one job, each a process (on this machine or others),
- * and the collectives between them, carried by Gloo over TCP (CPU tensors). Every rank creates the group
+ * and the collectives between them, carried by Gloo over TCP for CPU tensors and by NCCL for CUDA tensors
+ * (one GPU per rank: the device of a rank's first CUDA collective; NCCL, libnccl.so.2 of the CUDA
+ * install, is loaded then, and a CUDA collective without it is UNAVAILABLE). Every rank creates the group
  * with the same world size and rendezvous and its own rank; then every rank must make the same collective
  * calls in the same order, with the same dtypes and shapes (a mismatch is INVALID_ARGUMENT naming the
  * ranks that differ). Each call waits at most the group's timeout for its peers: a peer that exited is
@@ -1615,7 +1617,8 @@ enum of_reduce_ops {
 /* Collectives as ops (group borrowed), eagerly and in graphs: *out_tensor is new on every rank. They are not
  * differentiable. A graph that traces them needs the group alive when it runs (FAILED_PRECONDITION once it
  * is destroyed) and never drops them.
- * all_reduce: x's elements combined over the ranks, x's dtype and shape (numeric dtypes, not bool).
+ * all_reduce: x's elements combined over the ranks, x's dtype and shape (numeric dtypes, not bool; on
+ * CUDA not int16 either, UNIMPLEMENTED: NCCL has no such reduction). On CUDA, x must be contiguous.
  * broadcast: rank `root`'s x on every rank (any dtype).
  * all_gather: shape (world_size, *x.shape), rank r's x at index r (any dtype). */
 OF_API of_status_t* of_all_reduce(of_session_t* session, of_process_group_t* group, const of_tensor_t* x,
