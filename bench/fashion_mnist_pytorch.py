@@ -11,8 +11,15 @@ size, per-epoch shuffle (the example's LCG Fisher-Yates, so the batches are the 
 evaluation (batches of 256, batch norm in eval mode, no autograd). Like the example it reads each step's
 loss back (.item()). Only the random initial weights differ.
 
+Data parallel like the example: with --world-size N > 1 (or OF_WORLD_SIZE, OF_RANK and OF_RENDEZVOUS in
+the environment, as scripts/run-distributed.sh sets them) the model is wrapped in
+DistributedDataParallel over the gloo backend (a rendezvous directory: a file store in it; tcp://HOST:PORT:
+a TCP store), and rank r trains on its 1/N share of each global batch, as the example's ranks do. DDP's
+defaults otherwise (25 MiB buckets, rank 0's buffers broadcast every step); images_per_s is this rank's.
+
     /usr/bin/python3 bench/fashion_mnist_pytorch.py [--epochs N] [--threads N] [--limit N] [--batch-size N]
         [--width N] [--lr X] [--seed N] [--channels-last] [--data DIR]
+        [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
 
 Prints per epoch a line for people and a "bench:" line of key=value words, the same as the example's
 --summary line: epoch, train_s (the training part), eval_s (the evaluation part), images_per_s (training
@@ -128,7 +135,14 @@ def main():
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--channels-last", action="store_true", help="model and batches in channels_last")
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--world-size", type=int, default=int(os.environ.get("OF_WORLD_SIZE", "1")))
+    p.add_argument("--rank", type=int, default=int(os.environ.get("OF_RANK", "0")))
+    p.add_argument("--rendezvous", default=os.environ.get("OF_RENDEZVOUS"))
     a = p.parse_args()
+    if not (a.world_size >= 1 and 0 <= a.rank < a.world_size and a.batch_size >= a.world_size
+            and (a.world_size == 1 or a.rendezvous)):
+        p.error("data parallel: world size >= 1, rank in [0, world size), batch size >= world size, and a "
+                "rendezvous for more than one rank")
     torch.set_num_threads(a.threads or os.cpu_count())
     torch.manual_seed(a.seed)
     train_images, train_labels = load(a.data, "train")
@@ -137,6 +151,13 @@ def main():
         train_images, train_labels = train_images[:a.limit], train_labels[:a.limit]
     memory_format = torch.channels_last if a.channels_last else torch.contiguous_format
     model = Net(a.width).to(memory_format=memory_format)
+    if a.world_size > 1:
+        import torch.distributed as dist
+        init = a.rendezvous if a.rendezvous.startswith("tcp://") else "file://" + os.path.join(a.rendezvous, "torch")
+        dist.init_process_group("gloo", init_method=init, rank=a.rank, world_size=a.world_size)
+        model = torch.nn.parallel.DistributedDataParallel(model)
+        print(f"data parallel (DDP, gloo): rank {a.rank} of {a.world_size}, {a.batch_size // a.world_size} images "
+              f"of each batch of {a.batch_size}", flush=True)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9, nesterov=True, weight_decay=5e-4)
     n = len(train_labels)
     steps_per_epoch = (n + a.batch_size - 1) // a.batch_size
@@ -149,25 +170,30 @@ def main():
         order, rng = shuffle(n, rng)
         order = torch.tensor(order)
         t0 = time.perf_counter()
-        loss_sum = 0.0
+        loss_sum, seen = 0.0, 0
         for first in range(0, n, a.batch_size):
+            share = min(a.batch_size, n - first) // a.world_size  # this rank's part of the global batch
+            if share == 0:
+                break
             for group in opt.param_groups:
                 group["lr"] = a.lr * 0.5 * (1.0 + math.cos(math.pi * step / total_steps))
-            x, y = batch(train_images, train_labels, order[first:first + a.batch_size], memory_format)
+            start = first + a.rank * share
+            x, y = batch(train_images, train_labels, order[start:start + share], memory_format)
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             loss_sum += loss.item() * len(y)
+            seen += len(y)
             step += 1
         train_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         accuracy = evaluate(model, test_images, test_labels, memory_format)
         eval_s = time.perf_counter() - t1
-        print(f"epoch {epoch}/{a.epochs}: train loss {loss_sum / n:.4f}, test accuracy {100 * accuracy:.2f}%, "
-              f"training {train_s:.1f} s ({n / train_s:.0f} img/s), evaluation {eval_s:.1f} s")
-        print("bench: " + benchlib.line(epoch=epoch, train_s=train_s, eval_s=eval_s, images_per_s=n / train_s,
-                                        loss=loss_sum / n, accuracy=accuracy), flush=True)
+        print(f"epoch {epoch}/{a.epochs}: train loss {loss_sum / seen:.4f}, test accuracy {100 * accuracy:.2f}%, "
+              f"training {train_s:.1f} s ({seen / train_s:.0f} img/s), evaluation {eval_s:.1f} s")
+        print("bench: " + benchlib.line(epoch=epoch, train_s=train_s, eval_s=eval_s, images_per_s=seen / train_s,
+                                        loss=loss_sum / seen, accuracy=accuracy), flush=True)
     return 0
 
 

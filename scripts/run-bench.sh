@@ -4,19 +4,22 @@
 #   cpu            bench/compare_cpu.py: training steps of the MLP, ResNet-18 and ResNet-50 at batch 1, 4,
 #                  16 (eager, lazy, PyTorch, libtorch, FMA peak, memory) in one table
 #   fashion-mnist  bench/compare_fashion_mnist.py: the main job (examples/fashion_mnist) and its PyTorch twin
-# Each prints its targets and exits 1 when one is missed; this script then exits 1 too (after running both).
-# Usage: scripts/run-bench.sh [all|cpu|fashion-mnist] [--threads N] [more options for that comparison]
-#   (with "all", the default, only --threads may follow; see each script's --help for its options)
+#   ddp            bench/compare_ddp.py: the main job data-parallel (1 and 2 processes of 1 thread) against
+#                  PyTorch's DistributedDataParallel (gloo)
+# Each prints its targets and exits 1 when one is missed; this script then exits 1 too (after running all).
+# Usage: scripts/run-bench.sh [all|cpu|fashion-mnist|ddp] [--threads N] [more options for that comparison]
+#   (with "all", the default, only --threads may follow, for cpu and fashion-mnist: ddp keeps its processes
+#   of 1 thread; see each script's --help for its options)
 # OF_BUILD_LOCK=FILE: build under flock FILE (machines whose builds share a lock); the runs are not locked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=all
 case "${1:-}" in
-  all | cpu | fashion-mnist) which=$1; shift ;;
+  all | cpu | fashion-mnist | ddp) which=$1; shift ;;
 esac
 if [ "$which" = all ] && [ $# -gt 0 ] && ! { [ $# -eq 2 ] && [ "$1" = --threads ]; }; then
-  echo "usage: scripts/run-bench.sh [all|cpu|fashion-mnist] [--threads N] [options of that comparison]" >&2
+  echo "usage: scripts/run-bench.sh [all|cpu|fashion-mnist|ddp] [--threads N] [options of that comparison]" >&2
   exit 2
 fi
 
@@ -38,5 +41,10 @@ if [ "$which" = all ] || [ "$which" = cpu ]; then
 fi
 if [ "$which" = all ] || [ "$which" = fashion-mnist ]; then
   /usr/bin/python3 bench/compare_fashion_mnist.py --build-dir build/release "$@" || status=1
+fi
+if [ "$which" = ddp ]; then
+  /usr/bin/python3 bench/compare_ddp.py --build-dir build/release "$@" || status=1
+elif [ "$which" = all ]; then
+  /usr/bin/python3 bench/compare_ddp.py --build-dir build/release || status=1
 fi
 exit $status

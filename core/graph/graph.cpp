@@ -1,12 +1,14 @@
 #include "core/graph/graph.h"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "core/autograd/autograd.h"
 #include "core/graph/builder.h"
 #include "core/dist/process_group.h"
 #include "core/graph/compile.h"
+#include "core/tensor/factory.h"
 #include "core/train/optimizer.h"
 
 namespace oneflow::graph {
@@ -147,7 +149,9 @@ void Graph::EndBuild() {
 // every rank applies the same update and the parameters stay equal without being sent again. The first
 // run broadcasts rank 0's parameters and batch-norm running statistics, so that the ranks start equal;
 // batch norm normalises with each rank's own batch statistics (as DistributedDataParallel), and with
-// sync_batch_norm_stats each step ends by averaging the running statistics. Each compiled plan is checked
+// sync_batch_norm_stats each step ends by averaging the running statistics (all of them packed into one
+// all_reduce: they are small, so the collective's latency is what costs, and 18 separate ones took 29 ms
+// a step, more than the step itself, for the Fashion-MNIST example on 2 ranks). Each compiled plan is checked
 // once to be the same program on every rank (its ops, input shapes and variables); a rank that differs
 // is named, since otherwise the ranks would wait for collectives that never come.
 void Graph::SetDataParallel(DataParallel dp) {
@@ -193,6 +197,33 @@ void Graph::StartDataParallel(const std::vector<TensorPtr>& variables) {
     CheckWritable(*t, "variable '" + program_.values[static_cast<size_t>(program_.variables[i])].name + "'");
     group.Broadcast(*t, 0);  // checked: the ranks must hold the same parameters
     t->MarkWritten();
+  }
+}
+
+void Graph::AverageRunningStats(const std::vector<TensorPtr>& variables) {
+  std::map<DataType, std::vector<Tensor*>> by_dtype;  // one all_reduce per dtype
+  for (size_t i : RunningStatIndices()) by_dtype[variables[i]->dtype()->data_type()].push_back(variables[i].get());
+  for (const auto& [type, stats] : by_dtype) {
+    const Device device = stats[0]->device();
+    Backend& backend = GetBackend(device);
+    int64_t count = 0;
+    for (const Tensor* t : stats) {
+      OF_CHECK_INTERNAL(t->is_contiguous() && t->device() == device) << "running statistics must be dense, one device";
+      count += t->numel();
+    }
+    const TensorPtr packed = Empty(DType::Get(type), Shape{count}, device);
+    char* at = static_cast<char*>(packed->raw_data());
+    for (const Tensor* t : stats) {
+      backend.Copy(at, t->raw_data(), t->nbytes());
+      at += t->nbytes();
+    }
+    data_parallel_->group->AllReduce(*packed, dist::ReduceOp::kMean, /*checked=*/false);
+    at = static_cast<char*>(packed->raw_data());
+    for (Tensor* t : stats) {
+      backend.Copy(t->raw_data(), at, t->nbytes());
+      at += t->nbytes();
+      t->MarkWritten();
+    }
   }
 }
 
@@ -245,9 +276,7 @@ std::vector<TensorPtr> Graph::Run(const std::vector<TensorPtr>& inputs) {
     throw;
   }
   for (const Update& u : updates_) u.optimizer->TracedStepDone(u.param_index);
-  if (data_parallel_ && data_parallel_->sync_batch_norm_stats) {
-    for (size_t i : RunningStatIndices()) data_parallel_->group->AllReduce(*variables[i], dist::ReduceOp::kMean, false);
-  }
+  if (data_parallel_ && data_parallel_->sync_batch_norm_stats) AverageRunningStats(variables);
   last_stats_ = exe.stats;
   last_stats_.specialization_count = cache_.size();
   last_stats_.compile_count = compile_count_;

@@ -178,6 +178,8 @@ class Graph {
   void StartDataParallel(const std::vector<TensorPtr>& variables);
   // The variables that batch norms update (running statistics), in program order.
   std::vector<size_t> RunningStatIndices() const;
+  // sync_batch_norm_stats: the running statistics averaged over the ranks, packed into one collective.
+  void AverageRunningStats(const std::vector<TensorPtr>& variables);
   uint64_t ProgramSignature(const std::vector<int64_t>& key, const std::vector<TensorPtr>& variables) const;
 
   // The plan of one concrete input shape, and when it was last run (for least-recently-used eviction).

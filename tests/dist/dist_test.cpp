@@ -246,6 +246,66 @@ int DataParallelTraining(Rank& me, Symbol<DType> dt) {
   return 0;
 }
 
+// The model with a batch norm (training mode, running statistics) after the convolution, trained as Train
+// does in float64; returns the running means and variances after kSteps data-parallel steps.
+std::vector<double> TrainRunningStats(const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n, bool sync) {
+  const Symbol<DType> dt = DType::Float64();
+  const auto session = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session);
+  const Model m = MakeModel(dt);
+  const TensorPtr mean = FromDoubles(dt, {4}, {0, 0, 0, 0}), var = FromDoubles(dt, {4}, {1, 1, 1, 1});
+  auto opt = std::make_shared<SGD>(m.params(), SgdOptions{.lr = 0.1, .momentum = 0.9});
+  graph::Graph g(session, "dp_bn", graph::GraphOptions{});
+  g.SetDataParallel(graph::DataParallel{.group = group, .bucket_bytes = 512, .sync_batch_norm_stats = sync});
+  g.BeginBuild();
+  const TensorPtr x = g.AddInput("x", dt, Shape{Dim::Unknown(), 2, 6, 6});
+  const TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
+  const TensorPtr h = ops::Relu(ops::BatchNorm(ops::Conv2d(x, m.conv_w, m.conv_b, ops::Conv2dOptions{}), nullptr,
+                                               nullptr, mean, var, ops::BatchNormOptions{}));
+  const TensorPtr loss = ops::CrossEntropy(ops::Linear(ops::Flatten(h, 1, -1), m.fc_w, m.fc_b), y);
+  Backward({loss}, {TensorPtr()});
+  g.AddOptimizer(opt);
+  g.AddOutput(loss);
+  g.EndBuild();
+  for (int64_t step = 0; step < kSteps; ++step) {
+    const auto [bx, by] = Batch(dt, step, first, n);
+    g.Run({bx, by});
+  }
+  std::vector<double> stats = ToDoubles(mean);
+  const std::vector<double> v = ToDoubles(var);
+  stats.insert(stats.end(), v.begin(), v.end());
+  return stats;
+}
+
+// sync_batch_norm_stats: the running statistics are the average of what each rank's own would be. (The
+// update is linear and the ranks' parameters are equal at every step, so averaging after each step is
+// averaging each rank's own statistics once at the end.)
+int RunningStatsAveraged(Rank& me) {
+  const auto g = me.Join();
+  const int64_t share = kBatch / me.world;
+  const std::vector<double> own = TrainRunningStats(g, me.rank * share, share, /*sync=*/false);
+  const std::vector<double> synced = TrainRunningStats(g, me.rank * share, share, /*sync=*/true);
+  const int64_t n = static_cast<int64_t>(own.size());
+  const std::vector<double> all = ToDoubles(ops::AllGather(g, FromDoubles(DType::Float64(), {n}, own)));
+  int failures = 0;
+  bool differ = false;
+  for (int64_t i = 0; i < n; ++i) {
+    double want = 0;
+    for (int32_t r = 0; r < me.world; ++r) want += all[static_cast<size_t>(r * n + i)] / me.world;
+    const double got = synced[static_cast<size_t>(i)];
+    differ = differ || own[static_cast<size_t>(i)] != got;
+    if (std::fabs(got - want) > 1e-12 * (1 + std::fabs(want))) {
+      me.out << "running statistic " << i << ": " << got << ", the ranks' average " << want << "\n";
+      ++failures;
+    }
+  }
+  if (!differ) {
+    me.out << "every rank's own running statistics equal the averaged ones: this scenario shows nothing\n";
+    ++failures;
+  }
+  return failures;
+}
+
 // ---- failures -----------------------------------------------------------------------------------
 
 // Rank 1 exits in the middle of the third step; the others must fail then, naming it.
@@ -311,6 +371,7 @@ int RunScenario(const std::string& scenario, Rank& me) {
   if (scenario == "collectives_cuda") return Collectives(me, Device{DeviceType::kCUDA, me.rank});
   if (scenario == "train_f64") return DataParallelTraining(me, DType::Float64());
   if (scenario == "train_f32") return DataParallelTraining(me, DType::Float32());
+  if (scenario == "bn_stats") return RunningStatsAveraged(me);
   if (scenario == "rank_exits") return RankExits(me);
   if (scenario == "rank_hangs") return RankHangs(me);
   if (scenario == "join_fails") return JoinFails(me);
@@ -454,6 +515,15 @@ TEST(DataParallel, TrainingEqualsOneProcessOnTheWholeBatch) {
           EXPECT_EQ(rep.lines[i], reports[0].lines[i]) << "rank " << r << " value " << i;
         }
       }
+    }
+  }
+}
+
+TEST(DataParallel, SyncedRunningStatisticsAreTheRanksAverage) {
+  for (const int32_t world : {2, 3}) {
+    SCOPED_TRACE(fmt::format("world {}", world));
+    for (const Report& r : Launch("bn_stats", world)) {
+      EXPECT_EQ(r.status, 0) << fmt::format("{}", fmt::join(r.lines, "\n"));
     }
   }
 }
