@@ -70,9 +70,11 @@ class CudaBackend final : public Backend {
   void Copy(void* dst, const void* src, size_t nbytes) override {
     if (nbytes == 0) return;
     SetDevice(device_);
-    if (cudaError_t err = cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToDevice); err != cudaSuccess) {
-      ThrowCuda(err, "copy on the device", device_);
-    }
+    // A device-to-device cudaMemcpy returns before the copy is done; wait, as the contract says (work on
+    // other streams, such as NCCL's, does not wait for the default stream).
+    cudaError_t err = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, nullptr);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(nullptr);
+    if (err != cudaSuccess) ThrowCuda(err, "copy on the device", device_);
   }
   void Synchronize() override {
     SetDevice(device_);

@@ -224,7 +224,7 @@ NcclCommunicator::NcclCommunicator(gloo::rendezvous::Store&, const std::string&,
     : state_(nullptr), device_(-1), timeout_(0) {
   OF_THROW(Unavailable) << "this build of oneflow_c has no CUDA backend, so no NCCL collectives";
 }
-NcclCommunicator::~NcclCommunicator() = default;
+NcclCommunicator::~NcclCommunicator() { delete state_; }
 void NcclCommunicator::AllReduce(const void*, void*, size_t, Symbol<DType>, ReduceOp) {}
 void NcclCommunicator::Broadcast(void*, size_t, int32_t) {}
 void NcclCommunicator::AllGather(const void*, void*, size_t) {}
