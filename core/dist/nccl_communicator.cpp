@@ -167,7 +167,9 @@ NcclCommunicator::NcclCommunicator(gloo::rendezvous::Store& store, const std::st
     } else {
       store.wait({key}, timeout);
       const std::vector<char> bytes = store.get(key);
-      if (bytes.size() != sizeof id.internal) throw std::runtime_error("NCCL's unique id in the store has the wrong size");
+      if (bytes.size() != sizeof id.internal) {
+        throw std::runtime_error("NCCL's unique id in the store has the wrong size");
+      }
       std::memcpy(id.internal, bytes.data(), sizeof id.internal);
     }
     SetDevice(device);

@@ -71,7 +71,9 @@ struct RankRecord {
   std::string host;
   long pid = 0;
   // Whether the process is known to have exited (one on this host that no longer exists).
-  bool Exited() const { return host == Hostname() && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+  bool Exited() const {
+    return host == Hostname() && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  }
 };
 
 RankRecord ReadRecord(gloo::rendezvous::Store& store, int32_t rank) {
@@ -185,6 +187,10 @@ void ProcessGroup::Join(const ProcessGroupOptions& options) {
   const std::string me = fmt::format("{} {} {}", options.world_size, Hostname(), getpid());
   store.set(fmt::format("oneflow/rank/{}", options.rank), Bytes(me));
   std::vector<int32_t> missing;
+  struct {
+    int32_t rank = -1;
+    long pid = 0;
+  } stale;
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   for (int32_t r = 0; r < options.world_size; ++r) {
     const auto left = Remaining(deadline);
@@ -192,18 +198,8 @@ void ProcessGroup::Join(const ProcessGroupOptions& options) {
       missing.push_back(r);
       continue;
     }
-    // A record whose process had exited when it was first seen is an earlier job's (a peer of this one may
-    // still exit later, for instance when it gives up waiting, without making its record stale).
-    const RankRecord record = ReadRecord(store, r);
-    if (r != options.rank && record.Exited()) {
-      OF_THROW(InvalidArgument) << "the rendezvous at '" << options.rendezvous << "' holds rank " << r
-                                << "'s record from process " << record.pid
-                                << ", which has exited: each group needs a fresh rendezvous (an empty directory)";
-    }
-  }
-  // Those that joined must agree (a disagreement explains a missing rank better than the timeout).
-  for (int32_t r = 0; r < options.world_size; ++r) {
-    if (std::find(missing.begin(), missing.end(), r) != missing.end()) continue;
+    // Each record is checked when first seen (a disagreement explains a missing rank better than the
+    // timeout, and a rank that disagrees exits soon after writing its record).
     const RankRecord record = ReadRecord(store, r);
     OF_CHECK(record.world_size == options.world_size)
         << "rank " << r << " joined with world_size " << record.world_size << " but rank " << options.rank << " with "
@@ -211,6 +207,15 @@ void ProcessGroup::Join(const ProcessGroupOptions& options) {
     OF_CHECK(r != options.rank || (record.host == Hostname() && record.pid == getpid()))
         << "rank " << r << " was also claimed by process " << record.pid << " on " << record.host
         << "; each rank must be given to exactly one process";
+    // An agreeing record whose process had already exited when first seen is likely an earlier job's (a
+    // peer of this one may still exit later, when it gives up waiting, without making it stale); reported
+    // after every record was seen, since a disagreement found later explains such an exit better.
+    if (r != options.rank && record.Exited() && stale.rank < 0) stale = {r, record.pid};
+  }
+  if (stale.rank >= 0) {
+    OF_THROW(InvalidArgument) << "the rendezvous at '" << options.rendezvous << "' holds rank " << stale.rank
+                              << "'s record from process " << stale.pid
+                              << ", which has exited: each group needs a fresh rendezvous (an empty directory)";
   }
   if (!missing.empty()) {
     OF_THROW(DeadlineExceeded) << "process group of " << options.world_size << " ranks at '" << options.rendezvous

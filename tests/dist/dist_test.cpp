@@ -130,7 +130,8 @@ int Collectives(Rank& me, Device device) {
         ++failures;
       } catch (const Error& e) {
         if (e.code() != (dt->is_bool() ? StatusCode::kInvalidArgument : StatusCode::kUnimplemented)) {
-          me.out << "all_reduce of " << dt->name() << " on CUDA: " << StatusCodeName(e.code()) << " " << e.message() << "\n";
+          me.out << "all_reduce of " << dt->name() << " on CUDA: " << StatusCodeName(e.code()) << " "
+                 << e.message() << "\n";
           ++failures;
         }
       }
@@ -175,10 +176,11 @@ int Collectives(Rank& me, Device device) {
 
 constexpr int64_t kBatch = 12, kSteps = 5;
 
-// A small convolutional classifier (no batch norm: its statistics are per rank): conv 2->4 3x3, relu,
-// linear 4*4*4 -> 3, cross-entropy; SGD with momentum.
+// A small convolutional classifier: conv 2->4 3x3, (batch norm in training mode, updating running_mean and
+// running_var, when they are set), relu, linear 4*4*4 -> 3, cross-entropy; SGD with momentum.
 struct Model {
   TensorPtr conv_w, conv_b, fc_w, fc_b;
+  TensorPtr running_mean, running_var;
   std::vector<TensorPtr> params() const { return {conv_w, conv_b, fc_w, fc_b}; }
 };
 
@@ -191,11 +193,14 @@ TensorPtr Param(Symbol<DType> dt, const Shape& shape, double phase) {
 }
 
 Model MakeModel(Symbol<DType> dt) {
-  return {Param(dt, {4, 2, 3, 3}, 0.1), Param(dt, {4}, 0.2), Param(dt, {3, 64}, 0.3), Param(dt, {3}, 0.4)};
+  return {Param(dt, {4, 2, 3, 3}, 0.1), Param(dt, {4}, 0.2), Param(dt, {3, 64}, 0.3), Param(dt, {3}, 0.4),
+          nullptr, nullptr};
 }
 
 TensorPtr Loss(const Model& m, const TensorPtr& x, const TensorPtr& labels) {
-  TensorPtr h = ops::Relu(ops::Conv2d(x, m.conv_w, m.conv_b, ops::Conv2dOptions{}));
+  TensorPtr h = ops::Conv2d(x, m.conv_w, m.conv_b, ops::Conv2dOptions{});
+  if (m.running_mean) h = ops::BatchNorm(h, nullptr, nullptr, m.running_mean, m.running_var, ops::BatchNormOptions{});
+  h = ops::Relu(h);
   TensorPtr logits = ops::Linear(ops::Flatten(h, 1, -1), m.fc_w, m.fc_b);
   return ops::CrossEntropy(logits, labels);
 }
@@ -210,15 +215,30 @@ std::pair<TensorPtr, TensorPtr> Batch(Symbol<DType> dt, int64_t step, int64_t fi
   return {FromDoubles(dt, {n, 2, 6, 6}, x), FromDoubles(DType::Int64(), {n}, y)};
 }
 
+struct TrainOptions {
+  bool batch_norm = false;             // the model with a batch norm
+  bool sync_batch_norm_stats = false;  // data-parallel: its running statistics averaged over the ranks
+};
+
 // Trains kSteps steps through a graph on samples [first, first + n) of each global batch, data-parallel
-// over `group` if given; returns the parameters' values.
-std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n) {
+// over `group` if given; returns the parameters' values, then (with a batch norm) the running means and
+// variances.
+std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n,
+                          TrainOptions options = {}) {
   const auto session = std::make_shared<Session>(SessionOptions{});
   SessionScope scope(*session);
-  const Model m = MakeModel(dt);
+  Model m = MakeModel(dt);
+  if (options.batch_norm) {
+    m.running_mean = FromDoubles(dt, {4}, {0, 0, 0, 0});
+    m.running_var = FromDoubles(dt, {4}, {1, 1, 1, 1});
+  }
   auto opt = std::make_shared<SGD>(m.params(), SgdOptions{.lr = 0.1, .momentum = 0.9});
   graph::Graph g(session, "dp_train", graph::GraphOptions{});
-  if (group) g.SetDataParallel(graph::DataParallel{.group = group, .bucket_bytes = 512});  // several buckets
+  if (group) {
+    g.SetDataParallel(graph::DataParallel{.group = group,
+                                          .bucket_bytes = 512,  // several buckets
+                                          .sync_batch_norm_stats = options.sync_batch_norm_stats});
+  }
   g.BeginBuild();
   const TensorPtr x = g.AddInput("x", dt, Shape{Dim::Unknown(), 2, 6, 6});
   const TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
@@ -232,8 +252,10 @@ std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>&
     g.Run({bx, by});
   }
   std::vector<double> values;
-  for (const TensorPtr& p : m.params()) {
-    const std::vector<double> v = ToDoubles(p);
+  std::vector<TensorPtr> results = m.params();
+  if (options.batch_norm) results.insert(results.end(), {m.running_mean, m.running_var});
+  for (const TensorPtr& t : results) {
+    const std::vector<double> v = ToDoubles(t);
     values.insert(values.end(), v.begin(), v.end());
   }
   return values;
@@ -246,45 +268,18 @@ int DataParallelTraining(Rank& me, Symbol<DType> dt) {
   return 0;
 }
 
-// The model with a batch norm (training mode, running statistics) after the convolution, trained as Train
-// does in float64; returns the running means and variances after kSteps data-parallel steps.
-std::vector<double> TrainRunningStats(const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n, bool sync) {
-  const Symbol<DType> dt = DType::Float64();
-  const auto session = std::make_shared<Session>(SessionOptions{});
-  SessionScope scope(*session);
-  const Model m = MakeModel(dt);
-  const TensorPtr mean = FromDoubles(dt, {4}, {0, 0, 0, 0}), var = FromDoubles(dt, {4}, {1, 1, 1, 1});
-  auto opt = std::make_shared<SGD>(m.params(), SgdOptions{.lr = 0.1, .momentum = 0.9});
-  graph::Graph g(session, "dp_bn", graph::GraphOptions{});
-  g.SetDataParallel(graph::DataParallel{.group = group, .bucket_bytes = 512, .sync_batch_norm_stats = sync});
-  g.BeginBuild();
-  const TensorPtr x = g.AddInput("x", dt, Shape{Dim::Unknown(), 2, 6, 6});
-  const TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
-  const TensorPtr h = ops::Relu(ops::BatchNorm(ops::Conv2d(x, m.conv_w, m.conv_b, ops::Conv2dOptions{}), nullptr,
-                                               nullptr, mean, var, ops::BatchNormOptions{}));
-  const TensorPtr loss = ops::CrossEntropy(ops::Linear(ops::Flatten(h, 1, -1), m.fc_w, m.fc_b), y);
-  Backward({loss}, {TensorPtr()});
-  g.AddOptimizer(opt);
-  g.AddOutput(loss);
-  g.EndBuild();
-  for (int64_t step = 0; step < kSteps; ++step) {
-    const auto [bx, by] = Batch(dt, step, first, n);
-    g.Run({bx, by});
-  }
-  std::vector<double> stats = ToDoubles(mean);
-  const std::vector<double> v = ToDoubles(var);
-  stats.insert(stats.end(), v.begin(), v.end());
-  return stats;
-}
-
 // sync_batch_norm_stats: the running statistics are the average of what each rank's own would be. (The
 // update is linear and the ranks' parameters are equal at every step, so averaging after each step is
 // averaging each rank's own statistics once at the end.)
 int RunningStatsAveraged(Rank& me) {
   const auto g = me.Join();
   const int64_t share = kBatch / me.world;
-  const std::vector<double> own = TrainRunningStats(g, me.rank * share, share, /*sync=*/false);
-  const std::vector<double> synced = TrainRunningStats(g, me.rank * share, share, /*sync=*/true);
+  // The running statistics: the last 8 values (4 means, 4 variances).
+  auto stats = [&](bool sync) {
+    const std::vector<double> all = Train(DType::Float64(), g, me.rank * share, share, {true, sync});
+    return std::vector<double>(all.end() - 8, all.end());
+  };
+  const std::vector<double> own = stats(/*sync=*/false), synced = stats(/*sync=*/true);
   const int64_t n = static_cast<int64_t>(own.size());
   const std::vector<double> all = ToDoubles(ops::AllGather(g, FromDoubles(DType::Float64(), {n}, own)));
   int failures = 0;
