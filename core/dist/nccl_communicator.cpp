@@ -103,8 +103,18 @@ ncclRedOp_t NcclOp(ReduceOp op) {
 }  // namespace
 
 struct NcclCommunicator::State {
+  int32_t device = -1;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+
+  // Aborts the communicator: nothing is in flight then (every collective was waited for, or failed).
+  ~State() {
+    Abort();
+    if (stream != nullptr) {
+      cudaSetDevice(device);
+      cudaStreamDestroy(stream);
+    }
+  }
 
   // Throws (std::runtime_error, for the group's Fail) unless `result` is success or "in progress".
   void Check(ncclResult_t result, std::string_view what) {
@@ -139,7 +149,7 @@ struct NcclCommunicator::State {
   }
   // Enqueues a collective with `enqueue`, then waits until the stream has run it.
   template <typename Enqueue>
-  void Run(int32_t device, std::chrono::milliseconds timeout, std::string_view what, Enqueue enqueue) {
+  void Run(std::chrono::milliseconds timeout, std::string_view what, Enqueue enqueue) {
     if (comm == nullptr) throw std::runtime_error(fmt::format("{}: the NCCL communicator was aborted", what));
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     SetDevice(device);
@@ -156,61 +166,54 @@ struct NcclCommunicator::State {
 
 NcclCommunicator::NcclCommunicator(gloo::rendezvous::Store& store, const std::string& key, int32_t rank,
                                    int32_t world_size, int32_t device, std::chrono::milliseconds timeout)
-    : state_(new State), device_(device), timeout_(timeout) {
-  try {
-    const NcclApi& nccl = Nccl();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    ncclUniqueId id{};
-    if (rank == 0) {
-      state_->Check(nccl.GetUniqueId(&id), "ncclGetUniqueId");
-      store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
-    } else {
-      store.wait({key}, timeout);
-      const std::vector<char> bytes = store.get(key);
-      if (bytes.size() != sizeof id.internal) {
-        throw std::runtime_error("NCCL's unique id in the store has the wrong size");
-      }
-      std::memcpy(id.internal, bytes.data(), sizeof id.internal);
+    : state_(std::make_unique<State>()), device_(device), timeout_(timeout) {
+  state_->device = device;
+  const NcclApi& nccl = Nccl();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  ncclUniqueId id{};
+  if (rank == 0) {
+    state_->Check(nccl.GetUniqueId(&id), "ncclGetUniqueId");
+    store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    store.wait({key}, timeout);
+    const std::vector<char> bytes = store.get(key);
+    if (bytes.size() != sizeof id.internal) {
+      throw std::runtime_error("NCCL's unique id in the store has the wrong size");
     }
-    SetDevice(device);
-    if (cudaError_t err = cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking); err != cudaSuccess) {
-      throw std::runtime_error(fmt::format("cudaStreamCreate: {}", cudaGetErrorString(err)));
-    }
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    state_->Check(nccl.CommInitRankConfig(&state_->comm, world_size, id, rank, &config), "joining NCCL");
-    state_->Poll("joining NCCL", deadline, timeout, [] { return true; });
-  } catch (...) {
-    state_->Abort();
-    if (state_->stream != nullptr) cudaStreamDestroy(state_->stream);
-    delete state_;
-    throw;
+    std::memcpy(id.internal, bytes.data(), sizeof id.internal);
   }
+  SetDevice(device);
+  if (cudaError_t err = cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking); err != cudaSuccess) {
+    throw std::runtime_error(fmt::format("cudaStreamCreate: {}", cudaGetErrorString(err)));
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  state_->Check(nccl.CommInitRankConfig(&state_->comm, world_size, id, rank, &config), "joining NCCL");
+  state_->Poll("joining NCCL", deadline, timeout, [] { return true; });
 }
 
-NcclCommunicator::~NcclCommunicator() {
-  state_->Abort();
-  if (state_->stream != nullptr) {
-    cudaSetDevice(device_);
-    cudaStreamDestroy(state_->stream);
-  }
-  delete state_;
-}
+NcclCommunicator::~NcclCommunicator() = default;
 
 void NcclCommunicator::AllReduce(const void* in, void* out, size_t count, Symbol<DType> dtype, ReduceOp op) {
   const ncclDataType_t type = NcclType(dtype);
-  state_->Run(device_, timeout_, "ncclAllReduce",
-        [&] { return Nccl().AllReduce(in, out, count, type, NcclOp(op), state_->comm, state_->stream); });
+  State& s = *state_;
+  s.Run(timeout_, "ncclAllReduce", [&] {
+    return Nccl().AllReduce(in, out, count, type, NcclOp(op), s.comm, s.stream);
+  });
 }
 
 void NcclCommunicator::Broadcast(void* buffer, size_t nbytes, int32_t root) {
-  state_->Run(device_, timeout_, "ncclBroadcast",
-        [&] { return Nccl().Broadcast(buffer, buffer, nbytes, ncclUint8, root, state_->comm, state_->stream); });
+  State& s = *state_;
+  s.Run(timeout_, "ncclBroadcast", [&] {
+    return Nccl().Broadcast(buffer, buffer, nbytes, ncclUint8, root, s.comm, s.stream);
+  });
 }
 
 void NcclCommunicator::AllGather(const void* in, void* out, size_t nbytes_per_rank) {
-  state_->Run(device_, timeout_, "ncclAllGather",
-        [&] { return Nccl().AllGather(in, out, nbytes_per_rank, ncclUint8, state_->comm, state_->stream); });
+  State& s = *state_;
+  s.Run(timeout_, "ncclAllGather", [&] {
+    return Nccl().AllGather(in, out, nbytes_per_rank, ncclUint8, s.comm, s.stream);
+  });
 }
 
 }  // namespace oneflow::dist
@@ -223,10 +226,10 @@ struct NcclCommunicator::State {};
 
 NcclCommunicator::NcclCommunicator(gloo::rendezvous::Store&, const std::string&, int32_t, int32_t, int32_t,
                                    std::chrono::milliseconds)
-    : state_(nullptr), device_(-1), timeout_(0) {
+    : device_(-1), timeout_(0) {
   OF_THROW(Unavailable) << "this build of oneflow_c has no CUDA backend, so no NCCL collectives";
 }
-NcclCommunicator::~NcclCommunicator() { delete state_; }
+NcclCommunicator::~NcclCommunicator() = default;
 void NcclCommunicator::AllReduce(const void*, void*, size_t, Symbol<DType>, ReduceOp) {}
 void NcclCommunicator::Broadcast(void*, size_t, int32_t) {}
 void NcclCommunicator::AllGather(const void*, void*, size_t) {}

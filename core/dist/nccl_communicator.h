@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/common/dtype.h"
@@ -35,7 +36,7 @@ class NcclCommunicator {
   // timeout passes (the group reports it, Note [Collective failures]); Unavailable when NCCL cannot be loaded.
   NcclCommunicator(gloo::rendezvous::Store& store, const std::string& key, int32_t rank, int32_t world_size,
                    int32_t device, std::chrono::milliseconds timeout);
-  ~NcclCommunicator();  // aborts the communicator: nothing is in flight then (every collective was waited for)
+  ~NcclCommunicator();
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
@@ -50,7 +51,7 @@ class NcclCommunicator {
 
  private:
   struct State;
-  State* state_;  // NCCL's and CUDA's handles (nccl_communicator.cpp)
+  std::unique_ptr<State> state_;  // NCCL's and CUDA's handles (nccl_communicator.cpp)
   int32_t device_;
   std::chrono::milliseconds timeout_;
 };

@@ -83,7 +83,7 @@ TensorPtr On(const TensorPtr& t, Device device) {
 TensorPtr OnHost(const TensorPtr& t) {
   if (t->device() == Device::CPU()) return t;
   TensorPtr host = Empty(t->dtype(), t->shape(), Device::CPU());
-  GetBackend(t->device()).CopyToHost(host->raw_data(), t->raw_data(), t->nbytes());
+  CopyToHost(*t, host->raw_data(), host->nbytes());
   return host;
 }
 
