@@ -2,6 +2,7 @@
 // calling thread's grad mode (core/autograd/autograd.h).
 #include "capi/src/capi_internal.h"
 #include "core/autograd/autograd.h"
+#include "core/op/autocast.h"
 
 using namespace oneflow;
 using capi::Flag;
@@ -101,6 +102,18 @@ of_status_t* of_grad_set_enabled(int32_t enabled, int32_t* out_previous) {
 
 of_status_t* of_grad_is_enabled(int32_t* out_enabled) {
   return Guard(__func__, [&] { *Require(out_enabled, "out_enabled") = GradMode::is_enabled() ? 1 : 0; });
+}
+
+of_status_t* of_autocast_set(const of_dtype_t* dtype, const of_dtype_t** out_previous) {
+  return Guard(__func__, [&] {
+    const Symbol<DType> previous = Autocast::dtype();
+    Autocast::set_dtype(dtype == nullptr ? Symbol<DType>{} : Unwrap(dtype));
+    if (out_previous != nullptr) *out_previous = Wrap(previous);
+  });
+}
+
+of_status_t* of_autocast_get(const of_dtype_t** out_dtype) {
+  return Guard(__func__, [&] { *Require(out_dtype, "out_dtype") = Wrap(Autocast::dtype()); });
 }
 
 }  // extern "C"

@@ -138,6 +138,7 @@ void RecordGradNode(const OpDef& op, const Attrs& attrs, std::span<const TensorP
 void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>& grads, bool retain_graph) {
   OF_CHECK_EQ(roots.size(), grads.size()) << "backward: one gradient (or null) per root";
   NoGradGuard no_grad;
+  AutocastGuard no_autocast(Symbol<DType>{});  // gradients keep the forward's dtypes (Note [Autocast])
 
   // A failed backward changes nothing: the leaves' gradients are summed aside and stored, and the
   // visited nodes' saved tensors freed, only once the whole walk has succeeded.

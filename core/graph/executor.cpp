@@ -68,7 +68,7 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
         }
         step.out[j] = exe.tensors[v];
       }
-      KernelContext ctx{step.in, step.out, step.attrs, pool, session.generator()};
+      KernelContext ctx{step.in, step.out, step.attrs, pool, session.generator(), &op};
       step.kernel(ctx);
       op.MarkInputsWritten(step.in, step.attrs);
     } catch (const Error& e) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/autograd/autograd.h"
+#include "core/op/autocast.h"
 #include "core/op/layout.h"
 #include "core/session/session.h"
 #include "core/tensor/copy.h"
@@ -97,7 +98,7 @@ std::vector<TensorPtr> RunEager(const OpDef& op, std::vector<TensorPtr>& inputs,
     const TensorMeta& m = out_metas[j];
     outputs.push_back(Empty(m.dtype, m.shape, m.device, OutputFormat(op, j, m.shape, layout)));
   }
-  KernelContext ctx{inputs, outputs, attrs, session.thread_pool(), session.generator()};
+  KernelContext ctx{inputs, outputs, attrs, session.thread_pool(), session.generator(), &op};
   kernel->fn(ctx);
   op.MarkInputsWritten(inputs, attrs);
   return outputs;
@@ -111,6 +112,7 @@ std::vector<TensorPtr> Apply(const OpDef& op, std::vector<TensorPtr> inputs, Att
   try {
     CheckInputs(op, inputs);
     CheckAttrs(op, attrs);
+    inputs = Autocast::CastInputs(op, std::move(inputs));  // Note [Autocast]
     // Autograd sees the caller's tensors, not the contiguous copies the kernel may get.
     const bool record = op.backward != nullptr && GradMode::is_enabled() &&
                         std::any_of(inputs.begin(), inputs.end(), [](const TensorPtr& t) { return t && t->requires_grad(); });

@@ -20,6 +20,7 @@
 #include "core/device/device.h"
 #include "core/device/thread_pool.h"
 #include "core/op/attrs.h"
+#include "core/op/autocast.h"
 #include "core/session/generator.h"
 #include "core/tensor/tensor.h"
 
@@ -35,6 +36,8 @@ struct TensorMeta {
   MemoryFormat format = MemoryFormat::kContiguous;
 };
 
+struct OpDef;
+
 // What a kernel gets: concrete inputs (contiguous unless the op takes strided inputs; the op's
 // layout_inputs in the call's memory format), outputs allocated from the inferred metas (uninitialised;
 // contiguous, but for the op's layout_outputs, which are in the call's format), the call's attributes
@@ -45,6 +48,9 @@ struct KernelContext {
   const Attrs& attrs;
   ThreadPool& pool;
   Generator& generator;
+  // The op whose kernel runs (dispatch and the graph executor set it; null in a kernel's own call of
+  // another kernel).
+  const OpDef* op = nullptr;
 
   const Tensor& in(size_t i) const { return *inputs[i]; }
   const Tensor& out(size_t i) const { return *outputs[i]; }
@@ -130,6 +136,8 @@ struct OpDef {
   // an optimizer update: the input that holds the parameter's gradient (data-parallel graphs average it
   // over the ranks first), or -1.
   int gradient_input = -1;
+  // What autocast does to the op's floating inputs (Note [Autocast]).
+  AutocastPolicy autocast = AutocastPolicy::kKeep;
 
   bool IsOptionalInput(size_t i) const;
   // Whether a call with `attrs` writes its mutated_inputs (see writes_inputs).
@@ -163,6 +171,7 @@ class OpRegistry {
 
 // Every dtype list the kernels use.
 inline const std::vector<DataType> kFloatingTypes = {DataType::kFloat32, DataType::kFloat64};
+inline const std::vector<DataType> kHalfTypes = {DataType::kFloat16, DataType::kBFloat16};
 inline const std::vector<DataType> kNumericTypes = {DataType::kInt8,  DataType::kUInt8,   DataType::kInt16,
                                                     DataType::kInt32, DataType::kInt64,   DataType::kFloat32,
                                                     DataType::kFloat64};

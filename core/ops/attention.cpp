@@ -19,6 +19,7 @@
 
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/register.h"
 
 // libgomp's thread count (weak: libdnnl loads libgomp), as core/ops/dnnl/dnnl_common.cpp.
@@ -501,14 +502,14 @@ void RegisterAttentionOps(OpRegistry& registry) {
                           .attrs = attrs,
                           .infer = InferAttention,
                           .backward = AttentionBackwardFn,
-                          .kernels = {{DeviceType::kCPU, kFloatingTypes, AttentionKernel}}});
+                          .kernels = CpuKernels(kFloatingTypes, AttentionKernel)});
   registry.Register(OpDef{.name = kBackwardOp,
                           .inputs = {"dout", "q", "k", "v", "attn_mask", "out", "lse", "rng"},
                           .optional_inputs = {"attn_mask"},
                           .outputs = {"dq", "dk", "dv"},
                           .attrs = attrs,
                           .infer = InferAttentionBackward,
-                          .kernels = {{DeviceType::kCPU, kFloatingTypes, AttentionBackwardKernel}},
+                          .kernels = CpuKernels(kFloatingTypes, AttentionBackwardKernel),
                           .dtype_input = 1});
 }
 

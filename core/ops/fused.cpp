@@ -6,6 +6,7 @@
 // or splat operands, compiled per opcode), so GCC vectorises it; temporaries live in per-chunk block
 // buffers, assigned by liveness so that a long chain needs only a few. Values computed from one-element
 // inputs only are computed once per call, not per element. The last instruction writes the output.
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/fused.h"
 
 #include "core/op/layout.h"
@@ -366,7 +367,7 @@ void RegisterFusedOps(OpRegistry& registry) {
       .attrs = {{"program", std::vector<int64_t>{}, /*required=*/true}},
       .infer = InferFusedElementwise,
       // The kernel runs one flat loop: every input that is not one element has the output's format.
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, FusedElementwiseKernelAny, /*channels_last=*/true}},
+      .kernels = CpuKernels(kFloatingTypes, FusedElementwiseKernelAny, /*channels_last=*/true),
       .layout = LayoutOfInputs,
       .layout_inputs = {0},
       .layout_outputs = {0},

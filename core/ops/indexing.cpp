@@ -15,6 +15,7 @@
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/element_bits.h"
 #include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/indexing.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -534,43 +535,77 @@ void RegisterIndexingSortOps(OpRegistry& registry);
 void RegisterIndexingOps(OpRegistry& registry) {
   RegisterIndexingLayoutOps(registry);
   RegisterIndexingSortOps(registry);
-  const auto cpu = [](const std::vector<DataType>& types, KernelFn fn) {
-    return std::vector<KernelDef>{{DeviceType::kCPU, types, fn}};
-  };
-  registry.Register(OpDef{.name = "embedding", .inputs = {"weight", "indices"}, .outputs = {"y"},
-                          .attrs = {{"padding_idx", int64_t{-1}}}, .infer = InferEmbedding,
-                          .backward = EmbeddingBackward, .kernels = cpu(kFloatingTypes, EmbeddingKernel)});
+  registry.Register(OpDef{.name = "embedding",
+                          .inputs = {"weight", "indices"},
+                          .outputs = {"y"},
+                          .attrs = {{"padding_idx", int64_t{-1}}},
+                          .infer = InferEmbedding,
+                          .backward = EmbeddingBackward,
+                          .kernels = CpuKernels(kFloatingTypes, EmbeddingKernel)});
   // The gradient op (not differentiable itself); num_weights is a Dim encoding (a graph may not know it).
-  registry.Register(OpDef{.name = "embedding_backward", .inputs = {"dy", "indices"}, .outputs = {"dweight"},
+  registry.Register(OpDef{.name = "embedding_backward",
+                          .inputs = {"dy", "indices"},
+                          .outputs = {"dweight"},
                           .attrs = {{"num_weights", int64_t{0}, true}, {"padding_idx", int64_t{-1}}},
-                          .infer = InferEmbeddingGrad, .kernels = cpu(kFloatingTypes, EmbeddingGradKernel)});
-  registry.Register(OpDef{.name = "gather", .inputs = {"x", "index"}, .outputs = {"y"},
-                          .attrs = {{"dim", int64_t{0}, true}}, .infer = InferGather, .backward = GatherBackward,
-                          .kernels = cpu(kAllTypes, GatherKernel)});
-  registry.Register(OpDef{.name = "index_select", .inputs = {"x", "index"}, .outputs = {"y"},
-                          .attrs = {{"dim", int64_t{0}, true}}, .infer = InferIndexSelect,
-                          .backward = IndexSelectBackward, .kernels = cpu(kAllTypes, IndexSelectKernel)});
+                          .infer = InferEmbeddingGrad,
+                          .kernels = CpuKernels(kFloatingTypes, EmbeddingGradKernel)});
+  registry.Register(OpDef{.name = "gather",
+                          .inputs = {"x", "index"},
+                          .outputs = {"y"},
+                          .attrs = {{"dim", int64_t{0}, true}},
+                          .infer = InferGather,
+                          .backward = GatherBackward,
+                          .kernels = CpuKernels(kAllTypes, GatherKernel)});
+  registry.Register(OpDef{.name = "index_select",
+                          .inputs = {"x", "index"},
+                          .outputs = {"y"},
+                          .attrs = {{"dim", int64_t{0}, true}},
+                          .infer = InferIndexSelect,
+                          .backward = IndexSelectBackward,
+                          .kernels = CpuKernels(kAllTypes, IndexSelectKernel)});
   // size is a Dim encoding, as embedding_backward's num_weights.
-  registry.Register(OpDef{.name = "index_select_backward", .inputs = {"dy", "index"}, .outputs = {"dx"},
+  registry.Register(OpDef{.name = "index_select_backward",
+                          .inputs = {"dy", "index"},
+                          .outputs = {"dx"},
                           .attrs = {{"dim", int64_t{0}, true}, {"size", int64_t{0}, true}},
-                          .infer = InferIndexSelectGrad, .kernels = cpu(kFloatingTypes, IndexSelectGradKernel)});
-  registry.Register(OpDef{.name = "scatter", .inputs = {"x", "index", "src"}, .outputs = {"y"},
-                          .attrs = {{"dim", int64_t{0}, true}}, .infer = InferScatter,
-                          .backward = ScatterBackward<false>, .kernels = cpu(kAllTypes, ScatterKernel<false>)});
-  registry.Register(OpDef{.name = "scatter_add", .inputs = {"x", "index", "src"}, .outputs = {"y"},
-                          .attrs = {{"dim", int64_t{0}, true}}, .infer = InferScatter,
-                          .backward = ScatterBackward<true>, .kernels = cpu(kNumericTypes, ScatterKernel<true>)});
+                          .infer = InferIndexSelectGrad,
+                          .kernels = CpuKernels(kFloatingTypes, IndexSelectGradKernel)});
+  registry.Register(OpDef{.name = "scatter",
+                          .inputs = {"x", "index", "src"},
+                          .outputs = {"y"},
+                          .attrs = {{"dim", int64_t{0}, true}},
+                          .infer = InferScatter,
+                          .backward = ScatterBackward<false>,
+                          .kernels = CpuKernels(kAllTypes, ScatterKernel<false>)});
+  registry.Register(OpDef{.name = "scatter_add",
+                          .inputs = {"x", "index", "src"},
+                          .outputs = {"y"},
+                          .attrs = {{"dim", int64_t{0}, true}},
+                          .infer = InferScatter,
+                          .backward = ScatterBackward<true>,
+                          .kernels = CpuKernels(kNumericTypes, ScatterKernel<true>)});
   // x and mask are read at their strides, broadcast to the result by the elementwise loop.
-  registry.Register(OpDef{.name = "masked_fill", .inputs = {"x", "mask"}, .outputs = {"y"},
-                          .attrs = {{"value", 0.0, true}}, .infer = InferMaskedFill, .backward = MaskedFillBackward,
-                          .kernels = cpu(kAllTypes, MaskedFillKernel), .strided_inputs = true});
+  registry.Register(OpDef{.name = "masked_fill",
+                          .inputs = {"x", "mask"},
+                          .outputs = {"y"},
+                          .attrs = {{"value", 0.0, true}},
+                          .infer = InferMaskedFill,
+                          .backward = MaskedFillBackward,
+                          .kernels = CpuKernels(kAllTypes, MaskedFillKernel),
+                          .strided_inputs = true});
   // count: the number of non-zero elements, which ops::Nonzero computes first (the kernel checks it).
-  registry.Register(OpDef{.name = "nonzero", .inputs = {"x"}, .outputs = {"indices"},
-                          .attrs = {{"count", int64_t{0}, true}}, .infer = InferNonzero,
-                          .kernels = cpu(kAllTypes, NonzeroKernel)});
-  registry.Register(OpDef{.name = "one_hot", .inputs = {"indices"}, .outputs = {"y"},
-                          .attrs = {{"num_classes", int64_t{0}, true}}, .infer = InferOneHot,
-                          .kernels = cpu({DataType::kInt64}, OneHotKernel)});
+  registry.Register(OpDef{.name = "nonzero",
+                          .inputs = {"x"},
+                          .outputs = {"indices"},
+                          .attrs = {{"count", int64_t{0}, true}},
+                          .infer = InferNonzero,
+                          .kernels = CpuKernels(kAllTypes, NonzeroKernel)});
+  registry.Register(OpDef{.name = "one_hot",
+                          .inputs = {"indices"},
+                          .outputs = {"y"},
+                          .attrs = {{"num_classes", int64_t{0}, true}},
+                          .infer = InferOneHot,
+                          .kernels = CpuKernels({DataType::kInt64}, OneHotKernel)});
 }
 
 }  // namespace oneflow

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/indexing.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -213,17 +214,27 @@ SortResult Topk(const TensorPtr& x, int64_t k, int64_t dim, bool largest, bool s
 }  // namespace ops
 
 void RegisterIndexingSortOps(OpRegistry& registry) {
-  const auto cpu = [](KernelFn fn) { return std::vector<KernelDef>{{DeviceType::kCPU, kNumericTypes, fn}}; };
-  registry.Register(OpDef{.name = "argmin", .inputs = {"x"}, .outputs = {"index"},
-                          .attrs = {{"dim", int64_t{0}, true}, {"keepdim", false}}, .infer = InferArgmin,
-                          .kernels = cpu(ArgminKernel)});
-  registry.Register(OpDef{.name = "sort", .inputs = {"x"}, .outputs = {"values", "indices"},
-                          .attrs = {{"dim", int64_t{-1}}, {"descending", false}}, .infer = InferSort,
-                          .backward = SortBackward, .kernels = cpu(SortKernel)});
+  registry.Register(OpDef{.name = "argmin",
+                          .inputs = {"x"},
+                          .outputs = {"index"},
+                          .attrs = {{"dim", int64_t{0}, true}, {"keepdim", false}},
+                          .infer = InferArgmin,
+                          .kernels = CpuKernels(kNumericTypes, ArgminKernel)});
+  registry.Register(OpDef{.name = "sort",
+                          .inputs = {"x"},
+                          .outputs = {"values", "indices"},
+                          .attrs = {{"dim", int64_t{-1}}, {"descending", false}},
+                          .infer = InferSort,
+                          .backward = SortBackward,
+                          .kernels = CpuKernels(kNumericTypes, SortKernel)});
   // sorted is accepted for PyTorch's signature; the values always come sorted.
-  registry.Register(OpDef{.name = "topk", .inputs = {"x"}, .outputs = {"values", "indices"},
+  registry.Register(OpDef{.name = "topk",
+                          .inputs = {"x"},
+                          .outputs = {"values", "indices"},
                           .attrs = {{"k", int64_t{0}, true}, {"dim", int64_t{-1}}, {"largest", true}, {"sorted", true}},
-                          .infer = InferTopk, .backward = SortBackward, .kernels = cpu(TopkKernel)});
+                          .infer = InferTopk,
+                          .backward = SortBackward,
+                          .kernels = CpuKernels(kNumericTypes, TopkKernel)});
 }
 
 }  // namespace oneflow

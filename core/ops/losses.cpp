@@ -4,6 +4,7 @@
 //
 // Reductions sum fixed blocks of elements, then the blocks in order, so that the result does not
 // depend on the thread count.
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/losses.h"
 
 #include <algorithm>
@@ -361,7 +362,6 @@ TensorPtr KlDiv(const TensorPtr& input, const TensorPtr& target, Reduction reduc
 }  // namespace ops
 
 void RegisterLossOps(OpRegistry& registry) {
-  const auto cpu = [](KernelFn fn) { return std::vector<KernelDef>{{DeviceType::kCPU, kFloatingTypes, fn}}; };
   const AttrSpec reduction{"reduction", std::string("mean")};
   const auto pair = [&](std::string name, const char* backward_name, std::vector<AttrSpec> attrs, KernelFn fwd,
                         BackwardFn backward, KernelFn bwd, bool weights) {
@@ -373,11 +373,23 @@ void RegisterLossOps(OpRegistry& registry) {
     }
     std::vector<std::string> bwd_inputs = {"dy"};
     bwd_inputs.insert(bwd_inputs.end(), inputs.begin(), inputs.end());
-    registry.Register(OpDef{.name = name, .inputs = inputs, .optional_inputs = optional, .outputs = {"loss"},
-                            .attrs = attrs, .infer = InferLoss, .backward = backward, .kernels = cpu(fwd)});
-    registry.Register(OpDef{.name = backward_name, .inputs = bwd_inputs, .optional_inputs = optional,
-                            .outputs = {"d_input", "d_target"}, .attrs = attrs, .infer = InferLossBackward,
-                            .kernels = cpu(bwd), .dtype_input = 1});
+    registry.Register(OpDef{.name = name,
+                            .inputs = inputs,
+                            .optional_inputs = optional,
+                            .outputs = {"loss"},
+                            .attrs = attrs,
+                            .infer = InferLoss,
+                            .backward = backward,
+                            .kernels = CpuKernels(kFloatingTypes, fwd),
+                            .autocast = AutocastPolicy::kFloat32});
+    registry.Register(OpDef{.name = backward_name,
+                            .inputs = bwd_inputs,
+                            .optional_inputs = optional,
+                            .outputs = {"d_input", "d_target"},
+                            .attrs = attrs,
+                            .infer = InferLossBackward,
+                            .kernels = CpuKernels(kFloatingTypes, bwd),
+                            .dtype_input = 1});
   };
   pair("mse_loss", kMseBackward, {}, LossKernel<Mse>, LossBackward<kMseBackward>, LossBackwardKernel<Mse>, false);
   pair("l1_loss", kL1Backward, {}, LossKernel<L1>, LossBackward<kL1Backward>, LossBackwardKernel<L1>, false);

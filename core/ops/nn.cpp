@@ -7,6 +7,7 @@
 
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/losses.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -494,38 +495,80 @@ std::vector<TensorPtr> DropoutBackward(const BackwardContext& ctx) {
 }  // namespace
 
 void RegisterNnOps(OpRegistry& registry) {
-  const auto cpu = [](KernelFn fn) { return std::vector<KernelDef>{{DeviceType::kCPU, kFloatingTypes, fn}}; };
   const AttrSpec dim{"dim", int64_t{0}, true};
   const std::vector<AttrSpec> loss_attrs = {{"reduction", std::string("mean")}, {"ignore_index", int64_t{-100}}};
   std::vector<AttrSpec> ce_attrs = loss_attrs;
   ce_attrs.push_back({"label_smoothing", 0.0});
 
-  registry.Register(OpDef{.name = "softmax", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dim},
-                          .infer = InferSoftmax, .backward = SoftmaxBackward, .kernels = cpu(SoftmaxKernel<false>)});
-  registry.Register(OpDef{.name = "log_softmax", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dim},
-                          .infer = InferSoftmax, .backward = LogSoftmaxBackward, .kernels = cpu(SoftmaxKernel<true>)});
-  registry.Register(OpDef{.name = "softmax_backward", .inputs = {"y", "dy"}, .outputs = {"dx"}, .attrs = {dim},
-                          .infer = InferSoftmaxBackward, .kernels = cpu(SoftmaxBackwardKernel<false>)});
-  registry.Register(OpDef{.name = "log_softmax_backward", .inputs = {"y", "dy"}, .outputs = {"dx"}, .attrs = {dim},
-                          .infer = InferSoftmaxBackward, .kernels = cpu(SoftmaxBackwardKernel<true>)});
-  registry.Register(OpDef{.name = "nll_loss", .inputs = {"log_probs", "target", "weight"},
-                          .optional_inputs = {"weight"}, .outputs = {"loss"},
-                          .attrs = loss_attrs, .infer = InferNllLoss, .backward = LossBackward<kNllLossBackward>,
-                          .kernels = cpu(NllLossKernel)});
-  registry.Register(OpDef{.name = "nll_loss_backward", .inputs = {"dy", "log_probs", "target", "weight"},
-                          .optional_inputs = {"weight"}, .outputs = {"dx"},
-                          .attrs = loss_attrs, .infer = InferLossBackward, .kernels = cpu(NllLossBackwardKernel),
+  registry.Register(OpDef{.name = "softmax",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dim},
+                          .infer = InferSoftmax,
+                          .backward = SoftmaxBackward,
+                          .kernels = CpuKernels(kFloatingTypes, SoftmaxKernel<false>),
+                          .autocast = AutocastPolicy::kFloat32});
+  registry.Register(OpDef{.name = "log_softmax",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dim},
+                          .infer = InferSoftmax,
+                          .backward = LogSoftmaxBackward,
+                          .kernels = CpuKernels(kFloatingTypes, SoftmaxKernel<true>),
+                          .autocast = AutocastPolicy::kFloat32});
+  registry.Register(OpDef{.name = "softmax_backward",
+                          .inputs = {"y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {dim},
+                          .infer = InferSoftmaxBackward,
+                          .kernels = CpuKernels(kFloatingTypes, SoftmaxBackwardKernel<false>)});
+  registry.Register(OpDef{.name = "log_softmax_backward",
+                          .inputs = {"y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {dim},
+                          .infer = InferSoftmaxBackward,
+                          .kernels = CpuKernels(kFloatingTypes, SoftmaxBackwardKernel<true>)});
+  registry.Register(OpDef{.name = "nll_loss",
+                          .inputs = {"log_probs", "target", "weight"},
+                          .optional_inputs = {"weight"},
+                          .outputs = {"loss"},
+                          .attrs = loss_attrs,
+                          .infer = InferNllLoss,
+                          .backward = LossBackward<kNllLossBackward>,
+                          .kernels = CpuKernels(kFloatingTypes, NllLossKernel),
+                          .autocast = AutocastPolicy::kFloat32});
+  registry.Register(OpDef{.name = "nll_loss_backward",
+                          .inputs = {"dy", "log_probs", "target", "weight"},
+                          .optional_inputs = {"weight"},
+                          .outputs = {"dx"},
+                          .attrs = loss_attrs,
+                          .infer = InferLossBackward,
+                          .kernels = CpuKernels(kFloatingTypes, NllLossBackwardKernel),
                           .dtype_input = 1});
-  registry.Register(OpDef{.name = "cross_entropy", .inputs = {"logits", "target", "weight"},
-                          .optional_inputs = {"weight"}, .outputs = {"loss"},
-                          .attrs = ce_attrs, .infer = InferCrossEntropy, .backward = LossBackward<kCrossEntropyBackward>,
-                          .kernels = cpu(CrossEntropyKernel)});
-  registry.Register(OpDef{.name = "cross_entropy_backward", .inputs = {"dy", "logits", "target", "weight"},
-                          .optional_inputs = {"weight"}, .outputs = {"dx"},
-                          .attrs = ce_attrs, .infer = InferLossBackward, .kernels = cpu(CrossEntropyBackwardKernel),
+  registry.Register(OpDef{.name = "cross_entropy",
+                          .inputs = {"logits", "target", "weight"},
+                          .optional_inputs = {"weight"},
+                          .outputs = {"loss"},
+                          .attrs = ce_attrs,
+                          .infer = InferCrossEntropy,
+                          .backward = LossBackward<kCrossEntropyBackward>,
+                          .kernels = CpuKernels(kFloatingTypes, CrossEntropyKernel),
+                          .autocast = AutocastPolicy::kFloat32});
+  registry.Register(OpDef{.name = "cross_entropy_backward",
+                          .inputs = {"dy", "logits", "target", "weight"},
+                          .optional_inputs = {"weight"},
+                          .outputs = {"dx"},
+                          .attrs = ce_attrs,
+                          .infer = InferLossBackward,
+                          .kernels = CpuKernels(kFloatingTypes, CrossEntropyBackwardKernel),
                           .dtype_input = 1});
-  registry.Register(OpDef{.name = "dropout", .inputs = {"x"}, .outputs = {"y", "mask"}, .attrs = {{"p", 0.5}},
-                          .infer = InferDropout, .backward = DropoutBackward, .kernels = cpu(DropoutKernel)});
+  registry.Register(OpDef{.name = "dropout",
+                          .inputs = {"x"},
+                          .outputs = {"y", "mask"},
+                          .attrs = {{"p", 0.5}},
+                          .infer = InferDropout,
+                          .backward = DropoutBackward,
+                          .kernels = CpuKernels(kFloatingTypes, DropoutKernel)});
 }
 
 }  // namespace oneflow

@@ -11,6 +11,7 @@
 // then the parameter gradients as a column reduction in which every parameter is summed by one task
 // in a fixed order (no races; results independent of the thread count). The gradient ops have no
 // backward themselves (no double backward).
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/normalization.h"
 
 #include <algorithm>
@@ -386,20 +387,29 @@ TensorPtr InstanceNorm(const TensorPtr& x, const TensorPtr& weight, const Tensor
 }  // namespace ops
 
 void RegisterNormalizationOps(OpRegistry& registry) {
-  const auto cpu = [](KernelFn fn) { return std::vector<KernelDef>{{DeviceType::kCPU, kFloatingTypes, fn}}; };
   const AttrSpec eps{"eps", 1e-5};
   const AttrSpec normalized_shape{"normalized_shape", std::vector<int64_t>{}, true};
   const AttrSpec num_groups{"num_groups", int64_t{1}, true};
   const auto forward = [&](std::string name, std::vector<AttrSpec> attrs, InferFn infer, BackwardFn backward,
                            KernelFn fn) {
-    registry.Register(OpDef{.name = std::move(name), .inputs = {"x", "weight", "bias"},
-                            .optional_inputs = {"weight", "bias"}, .outputs = {"y", "mean", "rstd"},
-                            .attrs = std::move(attrs), .infer = infer, .backward = backward, .kernels = cpu(fn)});
+    registry.Register(OpDef{.name = std::move(name),
+                            .inputs = {"x", "weight", "bias"},
+                            .optional_inputs = {"weight", "bias"},
+                            .outputs = {"y", "mean", "rstd"},
+                            .attrs = std::move(attrs),
+                            .infer = infer,
+                            .backward = backward,
+                            .kernels = CpuKernels(kFloatingTypes, fn),
+                            .autocast = AutocastPolicy::kFloat32});
   };
   const auto backward = [&](std::string name, std::vector<AttrSpec> attrs, InferFn infer, KernelFn fn) {
-    registry.Register(OpDef{.name = std::move(name), .inputs = {"x", "dy", "weight", "mean", "rstd"},
-                            .optional_inputs = {"weight"}, .outputs = {"dx", "dweight", "dbias"},
-                            .attrs = std::move(attrs), .infer = infer, .kernels = cpu(fn)});
+    registry.Register(OpDef{.name = std::move(name),
+                            .inputs = {"x", "dy", "weight", "mean", "rstd"},
+                            .optional_inputs = {"weight"},
+                            .outputs = {"dx", "dweight", "dbias"},
+                            .attrs = std::move(attrs),
+                            .infer = infer,
+                            .kernels = CpuKernels(kFloatingTypes, fn)});
   };
   forward("layer_norm", {normalized_shape, eps}, InferNorm<Norm::kLayer>, NormBackward<Norm::kLayer>,
           NormKernel<Norm::kLayer>);

@@ -20,6 +20,7 @@
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/element_bits.h"
 #include "core/ops/cpu/elementwise_loops.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/register.h"
 #include "core/ops/resample.h"
 #include "core/tensor/factory.h"
@@ -348,10 +349,13 @@ void RegisterPadOps(OpRegistry& registry) {
   registry.Register(OpDef{.name = "pad", .inputs = {"x"}, .outputs = {"y"},
                           .attrs = {pads, mode, {"value", 0.0}}, .infer = InferPad, .backward = PadBackward,
                           .kernels = {{DeviceType::kCPU, kAllTypes, PadKernel}}});
-  registry.Register(OpDef{.name = "pad_backward", .inputs = {"dy"}, .outputs = {"dx"},
-                          .attrs = {pads, mode, {"value", 0.0}}, .infer = InferPadBackward,
+  registry.Register(OpDef{.name = "pad_backward",
+                          .inputs = {"dy"},
+                          .outputs = {"dx"},
+                          .attrs = {pads, mode, {"value", 0.0}},
+                          .infer = InferPadBackward,
                           .backward = PadBackwardBackward,
-                          .kernels = {{DeviceType::kCPU, kFloatingTypes, PadBackwardKernel}}});
+                          .kernels = CpuKernels(kFloatingTypes, PadBackwardKernel)});
 }
 
 }  // namespace oneflow

@@ -1,6 +1,7 @@
 // lstm_cell and gru_cell: gate pre-activations by ops::Linear, the pointwise part as one fused op
 // each ("lstm_cell_pointwise", "gru_cell_pointwise") with a fused backward op that recomputes the
 // gates from the saved pre-activations.
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/recurrent.h"
 
 #include <algorithm>
@@ -276,21 +277,31 @@ TensorPtr GruCell(const TensorPtr& x, const TensorPtr& h, const TensorPtr& w_ih,
 }  // namespace ops
 
 void RegisterRecurrentOps(OpRegistry& registry) {
-  const auto cpu = [](KernelFn fn) { return std::vector<KernelDef>{{DeviceType::kCPU, kFloatingTypes, fn}}; };
-  registry.Register(OpDef{.name = "lstm_cell_pointwise", .inputs = {"gates", "c"}, .outputs = {"h_next", "c_next"},
-                          .infer = InferLstm, .backward = LstmBackward, .kernels = cpu(LstmKernel)});
+  registry.Register(OpDef{.name = "lstm_cell_pointwise",
+                          .inputs = {"gates", "c"},
+                          .outputs = {"h_next", "c_next"},
+                          .infer = InferLstm,
+                          .backward = LstmBackward,
+                          .kernels = CpuKernels(kFloatingTypes, LstmKernel)});
   registry.Register(OpDef{.name = "lstm_cell_pointwise_backward",
                           .inputs = {"dh", "dc", "gates", "c", "c_next"},
                           .optional_inputs = {"dh", "dc"},
                           .outputs = {"dgates", "dc_prev"},
                           .infer = InferLstmBackward,
-                          .kernels = cpu(LstmBackwardKernel),
+                          .kernels = CpuKernels(kFloatingTypes, LstmBackwardKernel),
                           .dtype_input = 2});
-  registry.Register(OpDef{.name = "gru_cell_pointwise", .inputs = {"gi", "gh", "h"}, .outputs = {"h_next"},
-                          .infer = InferGru, .backward = GruBackward, .kernels = cpu(GruKernel)});
-  registry.Register(OpDef{.name = "gru_cell_pointwise_backward", .inputs = {"dh", "gi", "gh", "h"},
-                          .outputs = {"dgi", "dgh", "dh_prev"}, .infer = InferGruBackward,
-                          .kernels = cpu(GruBackwardKernel), .dtype_input = 1});
+  registry.Register(OpDef{.name = "gru_cell_pointwise",
+                          .inputs = {"gi", "gh", "h"},
+                          .outputs = {"h_next"},
+                          .infer = InferGru,
+                          .backward = GruBackward,
+                          .kernels = CpuKernels(kFloatingTypes, GruKernel)});
+  registry.Register(OpDef{.name = "gru_cell_pointwise_backward",
+                          .inputs = {"dh", "gi", "gh", "h"},
+                          .outputs = {"dgi", "dgh", "dh_prev"},
+                          .infer = InferGruBackward,
+                          .kernels = CpuKernels(kFloatingTypes, GruBackwardKernel),
+                          .dtype_input = 1});
 }
 
 }  // namespace oneflow

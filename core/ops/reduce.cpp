@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/cpu/reduce_loops.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -437,48 +438,91 @@ AttrSpec KeepdimAttr() { return {"keepdim", false}; }
 }  // namespace
 
 void RegisterReduceOps(OpRegistry& registry) {
-  const auto cpu = [](const std::vector<DataType>& types, KernelFn fn) {
-    return std::vector<KernelDef>{{DeviceType::kCPU, types, fn}};
-  };
   // Reductions read any strides (the plan walks them), so no contiguous copy is made first.
-  registry.Register(OpDef{.name = "sum", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
-                          .infer = InferSum, .backward = SumBackward,
-                          .kernels = cpu(SumTypes(), ReduceKernel<Kind::kSum>), .strided_inputs = true});
-  registry.Register(OpDef{.name = "mean", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
-                          .infer = InferMean, .backward = MeanBackward,
-                          .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kMean>), .strided_inputs = true});
-  registry.Register(OpDef{.name = "max", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
-                          .infer = InferExtreme, .backward = MaxBackward,
-                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kMax>), .strided_inputs = true});
-  registry.Register(OpDef{.name = "min", .inputs = {"x"}, .outputs = {"y"}, .attrs = {DimsAttr(), KeepdimAttr()},
-                          .infer = InferExtreme, .backward = MaxBackward,
-                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kMin>), .strided_inputs = true});
-  registry.Register(OpDef{.name = "argmax", .inputs = {"x"}, .outputs = {"index"},
-                          .attrs = {{"dim", int64_t{0}, true}, KeepdimAttr()}, .infer = InferArgmax,
-                          .kernels = cpu(kNumericTypes, ReduceKernel<Kind::kArgmax>), .strided_inputs = true});
-  registry.Register(OpDef{.name = "var", .inputs = {"x"}, .outputs = {"y"},
-                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()}, .infer = InferVar,
-                          .backward = VarBackward<false>, .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kVar>),
+  registry.Register(OpDef{.name = "sum",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferSum,
+                          .backward = SumBackward,
+                          .kernels = CpuKernels(SumTypes(), ReduceKernel<Kind::kSum>),
                           .strided_inputs = true});
-  registry.Register(OpDef{.name = "std", .inputs = {"x"}, .outputs = {"y"},
-                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()}, .infer = InferVar,
-                          .backward = VarBackward<true>, .kernels = cpu(kFloatingTypes, ReduceKernel<Kind::kStd>),
+  registry.Register(OpDef{.name = "mean",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferMean,
+                          .backward = MeanBackward,
+                          .kernels = CpuKernels(kFloatingTypes, ReduceKernel<Kind::kMean>),
                           .strided_inputs = true});
-  registry.Register(OpDef{.name = "sum_to_shape", .inputs = {"x"}, .outputs = {"y"},
-                          .attrs = {{"shape", std::vector<int64_t>{}, true}}, .infer = InferSumToShape,
-                          .backward = SumToShapeBackward, .kernels = cpu(kNumericTypes, SumToShapeKernel),
+  registry.Register(OpDef{.name = "max",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferExtreme,
+                          .backward = MaxBackward,
+                          .kernels = CpuKernels(kNumericTypes, ReduceKernel<Kind::kMax>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "min",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferExtreme,
+                          .backward = MaxBackward,
+                          .kernels = CpuKernels(kNumericTypes, ReduceKernel<Kind::kMin>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "argmax",
+                          .inputs = {"x"},
+                          .outputs = {"index"},
+                          .attrs = {{"dim", int64_t{0}, true}, KeepdimAttr()},
+                          .infer = InferArgmax,
+                          .kernels = CpuKernels(kNumericTypes, ReduceKernel<Kind::kArgmax>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "var",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()},
+                          .infer = InferVar,
+                          .backward = VarBackward<false>,
+                          .kernels = CpuKernels(kFloatingTypes, ReduceKernel<Kind::kVar>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "std",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()},
+                          .infer = InferVar,
+                          .backward = VarBackward<true>,
+                          .kernels = CpuKernels(kFloatingTypes, ReduceKernel<Kind::kStd>),
+                          .strided_inputs = true});
+  registry.Register(OpDef{.name = "sum_to_shape",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {{"shape", std::vector<int64_t>{}, true}},
+                          .infer = InferSumToShape,
+                          .backward = SumToShapeBackward,
+                          .kernels = CpuKernels(kNumericTypes, SumToShapeKernel),
                           .strided_inputs = true});
   // Gradient ops (not differentiable themselves).
-  registry.Register(OpDef{.name = "broadcast_like", .inputs = {"y", "like"}, .outputs = {"out"},
-                          .attrs = {{"dims", std::vector<int64_t>{}}, {"mean", false}}, .infer = InferBroadcastLike,
-                          .kernels = cpu(kFloatingTypes, BroadcastLikeKernel),
+  registry.Register(OpDef{.name = "broadcast_like",
+                          .inputs = {"y", "like"},
+                          .outputs = {"out"},
+                          .attrs = {{"dims", std::vector<int64_t>{}}, {"mean", false}},
+                          .infer = InferBroadcastLike,
+                          .kernels = CpuKernels(kFloatingTypes, BroadcastLikeKernel),
                           .strided_inputs = true});  // y is read at its strides, like only for its shape
-  registry.Register(OpDef{.name = "max_backward", .inputs = {"x", "y", "dy"}, .outputs = {"dx"},
-                          .attrs = {DimsAttr(), KeepdimAttr()}, .infer = InferMaxBackward,
-                          .kernels = cpu(kFloatingTypes, MaxBackwardKernel)});
-  registry.Register(OpDef{.name = "var_backward", .inputs = {"x", "dy", "std"}, .optional_inputs = {"std"},
-                          .outputs = {"dx"}, .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()},
-                          .infer = InferVarBackward, .kernels = cpu(kFloatingTypes, VarBackwardKernel)});
+  registry.Register(OpDef{.name = "max_backward",
+                          .inputs = {"x", "y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {DimsAttr(), KeepdimAttr()},
+                          .infer = InferMaxBackward,
+                          .kernels = CpuKernels(kFloatingTypes, MaxBackwardKernel)});
+  registry.Register(OpDef{.name = "var_backward",
+                          .inputs = {"x", "dy", "std"},
+                          .optional_inputs = {"std"},
+                          .outputs = {"dx"},
+                          .attrs = {DimsAttr(), {"correction", int64_t{1}}, KeepdimAttr()},
+                          .infer = InferVarBackward,
+                          .kernels = CpuKernels(kFloatingTypes, VarBackwardKernel)});
 }
 
 }  // namespace oneflow

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/cpu/reduce_loops.h"
 #include "core/ops/ops.h"
 #include "core/ops/reductions.h"
@@ -404,37 +405,64 @@ std::vector<TensorPtr> LogSumExpBackward(const BackwardContext& ctx) {
 }  // namespace
 
 void RegisterExtraReduceOps(OpRegistry& registry) {
-  const auto cpu = [](const std::vector<DataType>& types, KernelFn fn) {
-    return std::vector<KernelDef>{{DeviceType::kCPU, types, fn}};
-  };
   std::vector<DataType> prod_types = kNumericTypes;
   prod_types.insert(prod_types.begin(), DataType::kBool);
   const AttrSpec dims{"dims", std::vector<int64_t>{}};
   const AttrSpec keepdim{"keepdim", false};
   const AttrSpec p{"p", 2.0};
   // The reductions read any strides (the plan walks them), as sum does.
-  registry.Register(OpDef{.name = "prod", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dims, keepdim},
-                          .infer = InferProd, .backward = ProdBackward, .kernels = cpu(prod_types, ProdKernel),
+  registry.Register(OpDef{.name = "prod",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dims, keepdim},
+                          .infer = InferProd,
+                          .backward = ProdBackward,
+                          .kernels = CpuKernels(prod_types, ProdKernel),
                           .strided_inputs = true});
-  registry.Register(OpDef{.name = "logsumexp", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dims, keepdim},
-                          .infer = InferLogSumExp, .backward = LogSumExpBackward,
-                          .kernels = cpu(kFloatingTypes, LogSumExpKernel), .strided_inputs = true});
-  registry.Register(OpDef{.name = "all", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dims, keepdim},
-                          .infer = InferLogical, .kernels = cpu(kAllTypes, LogicalKernel<true>),
+  registry.Register(OpDef{.name = "logsumexp",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dims, keepdim},
+                          .infer = InferLogSumExp,
+                          .backward = LogSumExpBackward,
+                          .kernels = CpuKernels(kFloatingTypes, LogSumExpKernel),
+                          .strided_inputs = true,
+                          .autocast = AutocastPolicy::kFloat32});
+  registry.Register(OpDef{.name = "all",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dims, keepdim},
+                          .infer = InferLogical,
+                          .kernels = CpuKernels(kAllTypes, LogicalKernel<true>),
                           .strided_inputs = true});
-  registry.Register(OpDef{.name = "any", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dims, keepdim},
-                          .infer = InferLogical, .kernels = cpu(kAllTypes, LogicalKernel<false>),
+  registry.Register(OpDef{.name = "any",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dims, keepdim},
+                          .infer = InferLogical,
+                          .kernels = CpuKernels(kAllTypes, LogicalKernel<false>),
                           .strided_inputs = true});
-  registry.Register(OpDef{.name = "norm", .inputs = {"x"}, .outputs = {"y"}, .attrs = {p, dims, keepdim},
-                          .infer = InferNorm, .backward = NormBackward, .kernels = cpu(kFloatingTypes, NormKernel),
+  registry.Register(OpDef{.name = "norm",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {p, dims, keepdim},
+                          .infer = InferNorm,
+                          .backward = NormBackward,
+                          .kernels = CpuKernels(kFloatingTypes, NormKernel),
                           .strided_inputs = true});
   // Gradient ops (not differentiable themselves).
-  registry.Register(OpDef{.name = "prod_backward", .inputs = {"x", "y", "dy"}, .outputs = {"dx"},
-                          .attrs = {dims, keepdim}, .infer = InferReduceBackward,
-                          .kernels = cpu(kFloatingTypes, ProdBackwardKernel)});
-  registry.Register(OpDef{.name = "norm_backward", .inputs = {"x", "y", "dy"}, .outputs = {"dx"},
-                          .attrs = {p, dims, keepdim}, .infer = InferNormBackward,
-                          .kernels = cpu(kFloatingTypes, NormBackwardKernel)});
+  registry.Register(OpDef{.name = "prod_backward",
+                          .inputs = {"x", "y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {dims, keepdim},
+                          .infer = InferReduceBackward,
+                          .kernels = CpuKernels(kFloatingTypes, ProdBackwardKernel)});
+  registry.Register(OpDef{.name = "norm_backward",
+                          .inputs = {"x", "y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {p, dims, keepdim},
+                          .infer = InferNormBackward,
+                          .kernels = CpuKernels(kFloatingTypes, NormBackwardKernel)});
 }
 
 }  // namespace oneflow

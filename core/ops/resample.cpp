@@ -21,6 +21,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/element_bits.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/register.h"
 #include "core/ops/resample.h"
 
@@ -49,7 +50,7 @@ struct InterpSpec {
 
 InterpSpec ParseInterp(const TensorMeta& x, const Attrs& attrs) {
   const Shape& s = x.shape;
-  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating point (float32 or float64), got " << x.dtype;
+  OF_CHECK(x.dtype->is_floating_point()) << "x must be floating point, got " << x.dtype;
   OF_CHECK(s.ndim() >= 3 && s.ndim() <= 5) << "x must be (N, C, spatial...) with 1 to 3 spatial dims, got " << s;
   InterpSpec spec{ops::InterpolateModeFromName(attrs.Get<std::string>("mode")), attrs.Bool("align_corners"),
                   s.ndim() - 2, {}};
@@ -522,13 +523,20 @@ void RegisterResampleOps(OpRegistry& registry) {
                                               {kScaleAttrs[0], 0.0},
                                               {kScaleAttrs[1], 0.0},
                                               {kScaleAttrs[2], 0.0}};
-  registry.Register(OpDef{.name = "interpolate", .inputs = {"x"}, .outputs = {"y"}, .attrs = interp_attrs,
-                          .infer = InferInterpolate, .backward = InterpolateBackward,
-                          .kernels = {{DeviceType::kCPU, kFloatingTypes, InterpolateKernel<false>}}});
-  registry.Register(OpDef{.name = "interpolate_backward", .inputs = {"dy", "x"}, .outputs = {"dx"},
-                          .attrs = interp_attrs, .infer = InferInterpolateBackward,
+  registry.Register(OpDef{.name = "interpolate",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = interp_attrs,
+                          .infer = InferInterpolate,
+                          .backward = InterpolateBackward,
+                          .kernels = CpuKernels(kFloatingTypes, InterpolateKernel<false>)});
+  registry.Register(OpDef{.name = "interpolate_backward",
+                          .inputs = {"dy", "x"},
+                          .outputs = {"dx"},
+                          .attrs = interp_attrs,
+                          .infer = InferInterpolateBackward,
                           .backward = InterpolateBackwardBackward,
-                          .kernels = {{DeviceType::kCPU, kFloatingTypes, InterpolateKernel<true>}}});
+                          .kernels = CpuKernels(kFloatingTypes, InterpolateKernel<true>)});
   registry.Register(OpDef{.name = "pixel_shuffle", .inputs = {"x"}, .outputs = {"y"},
                           .attrs = {{"upscale_factor", int64_t{1}, true}}, .infer = InferPixelShuffle,
                           .backward = PixelShuffleBackward, .kernels = {{DeviceType::kCPU, kAllTypes, PixelShuffleKernel}}});

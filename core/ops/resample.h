@@ -45,7 +45,7 @@ struct InterpolateOptions {
   // past the spatial rank must be 0.
   std::array<double, 3> scale_factor = {0, 0, 0};
 };
-// x (N, C, spatial...) with 1-3 spatial dims, each of size >= 1, float32 or float64; `size` has one
+// x (N, C, spatial...) with 1-3 spatial dims, each of size >= 1, floating point; `size` has one
 // entry per spatial dim: the output's size (>= 1), or 0 to take floor(in * scale_factor) (then > 0).
 // A given scale_factor maps coordinates as F.interpolate(scale_factor=s, recompute_scale_factor=False)
 // (aten's upsample_*(x, size, scales)); align_corners ignores it, as PyTorch. nearest picks
@@ -53,7 +53,8 @@ struct InterpolateOptions {
 // linear interpolates (in float32 for float32 x, float64 for float64); bicubic uses PyTorch's cubic
 // convolution (A = -0.75) over 4 inputs per dim, indices clamped to the edge, at any of the 1-3
 // spatial ranks (PyTorch's bicubic takes 2 only; 1 and 3 are the same separable filter).
-// Differentiable in x: the gradient is the adjoint (each output's gradient summed into the inputs it read, with their weights).
+// Differentiable in x: the gradient is the adjoint (each output's gradient summed into the inputs it read, with their
+// weights).
 TensorPtr Interpolate(const TensorPtr& x, const std::vector<int64_t>& size, const InterpolateOptions& options = {});
 
 // ---- pixel shuffle --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/reductions.h"
 #include "core/ops/register.h"
 
@@ -198,21 +199,36 @@ std::vector<TensorPtr> CumprodBackward(const BackwardContext& ctx) {
 }  // namespace
 
 void RegisterScanOps(OpRegistry& registry) {
-  const auto cpu = [](const std::vector<DataType>& types, KernelFn fn) {
-    return std::vector<KernelDef>{{DeviceType::kCPU, types, fn}};
-  };
   std::vector<DataType> types = kNumericTypes;
   types.insert(types.begin(), DataType::kBool);
   const AttrSpec dim{"dim", int64_t{0}, true};
-  registry.Register(OpDef{.name = "cumsum", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dim}, .infer = InferScan,
-                          .backward = CumsumBackward, .kernels = cpu(types, ScanKernel<false>)});
-  registry.Register(OpDef{.name = "cumprod", .inputs = {"x"}, .outputs = {"y"}, .attrs = {dim}, .infer = InferScan,
-                          .backward = CumprodBackward, .kernels = cpu(types, ScanKernel<true>)});
+  registry.Register(OpDef{.name = "cumsum",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dim},
+                          .infer = InferScan,
+                          .backward = CumsumBackward,
+                          .kernels = CpuKernels(types, ScanKernel<false>)});
+  registry.Register(OpDef{.name = "cumprod",
+                          .inputs = {"x"},
+                          .outputs = {"y"},
+                          .attrs = {dim},
+                          .infer = InferScan,
+                          .backward = CumprodBackward,
+                          .kernels = CpuKernels(types, ScanKernel<true>)});
   // Gradient ops (not differentiable themselves).
-  registry.Register(OpDef{.name = "cumsum_backward", .inputs = {"dy"}, .outputs = {"dx"}, .attrs = {dim},
-                          .infer = InferScanBackward, .kernels = cpu(kFloatingTypes, CumsumBackwardKernel)});
-  registry.Register(OpDef{.name = "cumprod_backward", .inputs = {"x", "y", "dy"}, .outputs = {"dx"}, .attrs = {dim},
-                          .infer = InferScanBackward, .kernels = cpu(kFloatingTypes, CumprodBackwardKernel)});
+  registry.Register(OpDef{.name = "cumsum_backward",
+                          .inputs = {"dy"},
+                          .outputs = {"dx"},
+                          .attrs = {dim},
+                          .infer = InferScanBackward,
+                          .kernels = CpuKernels(kFloatingTypes, CumsumBackwardKernel)});
+  registry.Register(OpDef{.name = "cumprod_backward",
+                          .inputs = {"x", "y", "dy"},
+                          .outputs = {"dx"},
+                          .attrs = {dim},
+                          .infer = InferScanBackward,
+                          .kernels = CpuKernels(kFloatingTypes, CumprodBackwardKernel)});
 }
 
 }  // namespace oneflow

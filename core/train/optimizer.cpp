@@ -26,7 +26,7 @@ Optimizer::Optimizer(std::vector<TensorPtr> params, double lr, const OpDef& upda
     OF_CHECK(p->is_contiguous()) << "parameter " << i << " must be contiguous (it is updated in place)";
     OF_CHECK(update.FindKernel(p->device().type, p->dtype()) != nullptr)
         << "parameter " << i << " (" << p->dtype() << " on " << p->device() << ") is not supported by " << update.name
-        << ": parameters must be float32 or float64 CPU tensors";
+        << ": parameters must be floating-point CPU tensors";
   }
 }
 

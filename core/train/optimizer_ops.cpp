@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/register.h"
 #include "core/train/optimizer.h"
 
@@ -202,7 +203,7 @@ void RegisterOptimizerOps(OpRegistry& registry) {
                 {"nesterov", sgd.nesterov},
                 {"first_step", false}},
       .infer = InferSgdUpdate,
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, SgdUpdateKernel}},
+      .kernels = CpuKernels(kFloatingTypes, SgdUpdateKernel),
       .mutated_inputs = {0, 2},
       .gradient_input = 1,
   });
@@ -219,7 +220,7 @@ void RegisterOptimizerOps(OpRegistry& registry) {
                 {"weight_decay", adam.weight_decay},
                 {"decoupled_weight_decay", adam.decoupled_weight_decay}},
       .infer = InferAdamUpdate,
-      .kernels = {{DeviceType::kCPU, kFloatingTypes, AdamUpdateKernel}},
+      .kernels = CpuKernels(kFloatingTypes, AdamUpdateKernel),
       .mutated_inputs = {0, 2, 3, 4},
       .gradient_input = 1,
   });

@@ -1,6 +1,7 @@
 /* CMocka tests of the autograd section of the C ABI: requires_grad and leaves, backward with implicit
  * and explicit gradients, accumulation, retain_graph and the second-backward error, per-thread grad
- * mode, detach, set_grad checks, and gradients through ops checked against values worked out here. */
+ * mode, autocast, detach, set_grad checks, and gradients through ops checked against values worked out
+ * here. */
 #include <pthread.h>
 
 #include "capi_op_util.h"
@@ -360,6 +361,62 @@ static void test_linear_gradients(void** state) {
   of_tensor_release(loss);
 }
 
+static const of_dtype_t* autocast_dtype(void) {
+  const of_dtype_t* d = (const of_dtype_t*)OUT_SENTINEL;
+  ASSERT_OK(of_autocast_get(&d));
+  return d;
+}
+static const of_dtype_t* dtype_of(const of_tensor_t* t) {
+  const of_dtype_t* d = NULL;
+  ASSERT_OK(of_tensor_dtype(t, &d));
+  return d;
+}
+
+/* Under bfloat16 autocast, linear runs in bfloat16 on the float32 parameters, cross_entropy in float32,
+ * and the float32 parameters get float32 gradients: the linear test's values (exact in bfloat16). */
+static void test_autocast(void** state) {
+  of_session_t* s = *state;
+  assert_null(autocast_dtype());
+  const of_dtype_t* previous = (const of_dtype_t*)OUT_SENTINEL;
+  ASSERT_OK(of_autocast_set(of_dtype_bfloat16(), &previous));
+  assert_null(previous);
+  assert_ptr_equal(autocast_dtype(), of_dtype_bfloat16());
+
+  of_tensor_t* x = make_tensor(s, F32, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+  of_tensor_t* w = make_tensor(s, F32, DIMS(2, 3), VALS(1, 0, 0, 0, 1, 1));
+  of_tensor_t* b = make_tensor(s, F32, DIMS(2), VALS(0.5, -1));
+  ASSERT_OK(of_tensor_set_requires_grad(w, 1));
+  ASSERT_OK(of_tensor_set_requires_grad(b, 1));
+  of_tensor_t* y = NULL;
+  ASSERT_OK(of_linear(s, x, w, b, &y));
+  EXPECT_TENSOR(y, of_dtype_bfloat16(), DIMS(2, 2), VALS(1.5, 4, 4.5, 10), 0);
+  of_tensor_t* sm = NULL;
+  ASSERT_OK(of_softmax(s, y, 1, &sm));
+  assert_ptr_equal(dtype_of(sm), F32);
+  of_tensor_t* loss = NULL;
+  ASSERT_OK(of_sum(s, y, NULL, 0, 0, &loss));
+  assert_ptr_equal(dtype_of(loss), of_dtype_bfloat16()); /* sum is not cast: it runs in its input's dtype */
+  ASSERT_OK(of_tensor_backward(s, loss, NULL, 0));
+  EXPECT_GRAD(w, F32, DIMS(2, 3), VALS(5, 7, 9, 5, 7, 9), 0);
+  EXPECT_GRAD(b, F32, DIMS(2), VALS(2, 2), 0);
+
+  /* float16 is the other autocast dtype; anything else is refused and changes nothing. */
+  ASSERT_OK(of_autocast_set(of_dtype_float16(), &previous));
+  assert_ptr_equal(previous, of_dtype_bfloat16());
+  ASSERT_STATUS(of_autocast_set(F32, &previous), OF_STATUS_INVALID_ARGUMENT, "of_autocast_set", "float32");
+  assert_ptr_equal(autocast_dtype(), of_dtype_float16());
+  ASSERT_STATUS(of_autocast_get(NULL), OF_STATUS_INVALID_ARGUMENT, "out_dtype");
+  ASSERT_OK(of_autocast_set(NULL, &previous));
+  assert_ptr_equal(previous, of_dtype_float16());
+  assert_null(autocast_dtype());
+  of_tensor_t* y32 = NULL;
+  ASSERT_OK(of_linear(s, x, w, b, &y32));
+  assert_ptr_equal(dtype_of(y32), F32);
+
+  of_tensor_t* tensors[] = {x, w, b, y, sm, loss, y32};
+  for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
+}
+
 /* mean cross-entropy: d logits = (softmax(logits) - onehot(target)) / N. */
 static void test_cross_entropy_gradient(void** state) {
   of_session_t* s = *state;
@@ -472,9 +529,10 @@ static void test_inplace_write_after_forward(void** state) {
   of_optimizer_destroy(opt);
 }
 
-/* Every test starts and ends with grad mode on, even when one fails with it off. */
+/* Every test starts and ends with grad mode on and autocast off, even when one fails otherwise. */
 static int teardown(void** state) {
   of_status_destroy(of_grad_set_enabled(1, NULL));
+  of_status_destroy(of_autocast_set(NULL, NULL));
   return of_test_teardown_session(state);
 }
 
@@ -489,6 +547,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_detach, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_set_grad, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_linear_gradients, of_test_setup_session, teardown),
+      cmocka_unit_test_setup_teardown(test_autocast, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_cross_entropy_gradient, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_gradients, of_test_setup_session, teardown),
       cmocka_unit_test_setup_teardown(test_backward_errors, of_test_setup_session, teardown),

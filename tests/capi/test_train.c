@@ -439,8 +439,9 @@ static void test_optimizer_errors(void** state) {
                 "more than once");
   ASSERT_STATUS(of_optimizer_sgd_create(s, &ints, 1, NULL, &opt), OF_STATUS_INVALID_ARGUMENT, "parameter 0",
                 "int64");
-  ASSERT_STATUS(of_optimizer_adam_create(s, &halfs, 1, NULL, &opt), OF_STATUS_INVALID_ARGUMENT,
-                "of_optimizer_adam_create", "float16");
+  of_optimizer_t* half_opt = NULL;
+  ASSERT_OK(of_optimizer_adam_create(s, &halfs, 1, NULL, &half_opt)); /* float16 parameters are fine */
+  of_optimizer_destroy(half_opt);
   ASSERT_STATUS(of_optimizer_sgd_create(s, &p, 1, NULL, NULL), OF_STATUS_INVALID_ARGUMENT, "out_optimizer");
   of_sgd_options_init(&o);
   o.lr = -1;

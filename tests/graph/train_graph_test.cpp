@@ -14,6 +14,7 @@
 
 #include "core/autograd/autograd.h"
 #include "core/graph/graph.h"
+#include "core/op/autocast.h"
 #include "core/ops/ops.h"
 #include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
@@ -266,6 +267,14 @@ MakeOptimizer AdamOpt() {
   };
 }
 
+// Lazy against eager: up to rounding. In half precision a fused elementwise chain rounds once where
+// eager rounds after each op (Note [Half precision in float32]), which this model's chains (relu after
+// add) happen not to show.
+double RtolFor(Symbol<DType> dtype) {
+  if (dtype == DType::Float64()) return 1e-10;
+  return dtype == DType::Float32() ? 1e-5 : 1e-3;
+}
+
 void RunTrainCase(const TrainCase& c) {
   SCOPED_TRACE(c.name);
   const auto session_owner = std::make_shared<Session>(SessionOptions{});
@@ -273,7 +282,7 @@ void RunTrainCase(const TrainCase& c) {
   SessionScope scope(session);
   const ResNet init = MakeResNet(c.dtype);
   const std::vector<Batch> batches = MakeBatches(c.dtype, c.batch_sizes);
-  const double rtol = c.dtype == DType::Float64() ? 1e-10 : 1e-5;
+  const double rtol = RtolFor(c.dtype);
 
   const ResNet eager = CopyResNet(init);
   std::shared_ptr<Optimizer> eager_opt;
@@ -334,6 +343,13 @@ TEST(TrainGraph, AdamFloat64EqualsEager) {
 
 TEST(TrainGraph, AdamFloat32EqualsEager) {
   RunTrainCase({"adam f32", DType::Float32(), AdamOpt(), NoChange, {4, 4, 4, 4, 4}});
+}
+
+// A half-precision model (parameters, statistics, activations and optimizer state all in float16 or
+// bfloat16) trains end to end, and its graph equals eager.
+TEST(TrainGraph, SgdHalfPrecisionModelsEqualEager) {
+  RunTrainCase({"sgd nesterov f16", DType::Float16(), Sgd(true), NoChange, {4, 4, 4, 4, 4}});
+  RunTrainCase({"sgd nesterov bf16", DType::BFloat16(), Sgd(true), NoChange, {4, 4, 4, 4, 4}});
 }
 
 // The lr changes between steps (Optimizer::set_lr on each side): the graph reads the current lr per run.
@@ -426,6 +442,60 @@ TEST(TrainGraph, MemoryPlanOfTheTrainingGraph) {
   ExpectBitwiseSame(unfused, base, "fuse=false");
   std::printf("[ resnet train graph ] steps: %zu fused, %zu unfused; peak without in place %zu bytes\n", s.node_count,
               unfused.run.stats.node_count, copying.run.stats.planned_peak_bytes);
+}
+
+// ---- mixed precision --------------------------------------------------------------------------------
+
+// Note [Autocast]: the same float32 model trained under bfloat16 autocast, eagerly and through a graph,
+// tracks its float32 training: the mean loss over each window of kWindow steps stays within kTrack
+// (absolute) of float32's while the loss falls to a fraction of where it started.
+TEST(TrainGraph, Bfloat16AutocastTracksFloat32) {
+  constexpr int kSteps = 200, kWindow = 20;
+  constexpr double kTrack = 0.1;
+  const auto session_owner = std::make_shared<Session>(SessionOptions{});
+  SessionScope scope(*session_owner);
+  const ResNet init = MakeResNet(DType::Float32());
+  const std::vector<Batch> data = MakeBatches(DType::Float32(), {16, 16, 16, 16});
+  std::vector<Batch> batches;
+  for (int i = 0; i < kSteps; ++i) batches.push_back(data[static_cast<size_t>(i) % data.size()]);
+
+  const ResNet f32 = CopyResNet(init);
+  const std::vector<double> f32_losses = TrainEager(f32, batches, Sgd(true), NoChange);
+  const ResNet eager = CopyResNet(init), lazy = CopyResNet(init);
+  std::vector<double> eager_losses;
+  LazyRun run;
+  {
+    AutocastGuard autocast(DType::BFloat16());
+    eager_losses = TrainEager(eager, batches, Sgd(true), NoChange);
+    run = TrainLazy(session_owner, lazy, batches, Sgd(true), NoChange);
+  }
+  // float32 master weights and gradients; the graph holds the casts as nodes.
+  for (const TensorPtr& p : eager.Params()) {
+    EXPECT_EQ(p->dtype(), DType::Float32());
+    ASSERT_TRUE(p->grad());
+    EXPECT_EQ(p->grad()->dtype(), DType::Float32());
+  }
+  EXPECT_NE(run.dump.find("cast"), std::string::npos) << run.dump;
+  // bfloat16 really ran: the losses are not float32's. The graph runs what eager runs.
+  EXPECT_NE(eager_losses, f32_losses);
+  ExpectClose(run.losses, eager_losses, 1e-3, "lazy vs eager bf16 loss");
+
+  auto window = [](const std::vector<double>& losses, int w) {
+    double s = 0;
+    for (int i = w * kWindow; i < (w + 1) * kWindow; ++i) s += losses[static_cast<size_t>(i)];
+    return s / kWindow;
+  };
+  std::printf("[ bf16 autocast ] window mean losses (f32 / eager bf16 / lazy bf16):");
+  double worst = 0;
+  for (int w = 0; w < kSteps / kWindow; ++w) {
+    const double ref = window(f32_losses, w), e = window(eager_losses, w), l = window(run.losses, w);
+    std::printf(" %.3f/%.3f/%.3f", ref, e, l);
+    EXPECT_NEAR(e, ref, kTrack) << "eager, window " << w;
+    EXPECT_NEAR(l, ref, kTrack) << "lazy, window " << w;
+    worst = std::max({worst, std::fabs(e - ref), std::fabs(l - ref)});
+  }
+  std::printf("; worst window difference %.4f\n", worst);
+  EXPECT_LT(window(f32_losses, kSteps / kWindow - 1), 0.3 * window(f32_losses, 0));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kFloating = {DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kFloating = FloatingDTypes();
 
 Shape BatchOf(const Shape& s) { return Shape(std::vector<Dim>(s.begin(), s.end() - 2)); }
 Shape With(Shape s, std::initializer_list<Dim> dims) {
@@ -160,12 +160,12 @@ TEST(Attention, MatchesReference) {
       Inputs in = MakeInputs(c, dtype);
       const Reference ref = RefAttention(in);
       const Shape out_shape = With(ref.batch, {ref.l, ref.ev});
-      ExpectTensorNear(Sdpa(in), dtype, out_shape, ref.out, RtolFor(dtype) * 10, dtype == DType::Float32() ? 1e-5 : 1e-12);
+      ExpectTensorNear(Sdpa(in), dtype, out_shape, ref.out, RtolFor(dtype) * 10, TolFor(dtype, 1e-5, 1e-12));
       in.q = NonContiguous(in.q);
       in.k = NonContiguous(in.k);
       in.v = NonContiguous(in.v);
       if (in.mask) in.mask = NonContiguous(in.mask);
-      ExpectTensorNear(Sdpa(in), dtype, out_shape, ref.out, RtolFor(dtype) * 10, dtype == DType::Float32() ? 1e-5 : 1e-12);
+      ExpectTensorNear(Sdpa(in), dtype, out_shape, ref.out, RtolFor(dtype) * 10, TolFor(dtype, 1e-5, 1e-12));
     }
     MarkCovered("scaled_dot_product_attention", dtype);
   }
@@ -280,7 +280,7 @@ TEST(Attention, BackwardOpMatchesReference) {
           }
         }
       }
-      const double rtol = RtolFor(dtype) * 20, atol = dtype == DType::Float32() ? 1e-5 : 1e-12;
+      const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
       ExpectTensorNear(g[0], dtype, in.q->shape(), dq, rtol, atol);
       ExpectTensorNear(g[1], dtype, in.k->shape(), dk, rtol, atol);
       ExpectTensorNear(g[2], dtype, in.v->shape(), dv, rtol, atol);

@@ -10,8 +10,8 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
-double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 2e-4 : 1e-10; }
+const std::vector<Symbol<DType>> kDTypes = FloatingDTypes();
+double Tol(Symbol<DType> dt) { return TolFor(dt, 2e-4, 1e-10); }
 
 TensorPtr Leaf(const Shape& s) {
   TensorPtr t = RandomTensor(DType::Float64(), s);

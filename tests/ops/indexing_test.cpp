@@ -19,7 +19,7 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kFloating = {DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kFloating = FloatingDTypes();
 
 TensorPtr RunOp(std::string_view op, std::vector<TensorPtr> inputs, Attrs attrs) {
   return Apply1(OpRegistry::Global().Get(op), std::move(inputs), std::move(attrs));
@@ -236,6 +236,7 @@ std::vector<Symbol<DType>> AllDTypes() {
 std::vector<Symbol<DType>> NumericDTypes() {
   std::vector<Symbol<DType>> out;
   for (DataType d : kNumericTypes) out.push_back(DType::Get(d));
+  for (DataType d : kHalfTypes) out.push_back(DType::Get(d));
   return out;
 }
 int64_t Dim0(int64_t dim, int64_t ndim) { return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim; }

@@ -12,8 +12,8 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kDTypes = {DType::Float32(), DType::Float64()};
-double Tol(Symbol<DType> dt) { return dt == DType::Float32() ? 2e-5 : 1e-11; }
+const std::vector<Symbol<DType>> kDTypes = FloatingDTypes();
+double Tol(Symbol<DType> dt) { return TolFor(dt, 2e-5, 1e-11); }
 
 const OpDef& Op(std::string_view name) { return OpRegistry::Global().Get(name); }
 
@@ -64,10 +64,21 @@ Ref RefForward(const std::vector<double>& x, const Geo& g, const std::vector<dou
 struct RefGrads {
   std::vector<double> dx, dw, db;
 };
-// The gradients of sum(y * dy), written out from the definition (xhat = (x - mean) * rstd).
+// The gradients of sum(y * dy), written out from the definition (xhat = (x - mean) * rstd), with the
+// statistics the backward op is given (`saved`: what the forward saved) or, without, exact ones.
 RefGrads RefBackward(const std::vector<double>& x, const std::vector<double>& dy, const Geo& g,
-                     const std::vector<double>& w, int64_t params, double eps) {
-  const Ref f = RefForward(x, g, {}, {}, eps);
+                     const std::vector<double>& w, int64_t params, double eps, const Ref* saved = nullptr) {
+  Ref f = RefForward(x, g, {}, {}, eps);
+  if (saved != nullptr) {
+    f.mean = saved->mean;
+    f.rstd = saved->rstd;
+    for (int64_t r = 0; r < g.rows; ++r) {
+      for (int64_t e = 0; e < g.m(); ++e) {
+        const auto i = static_cast<size_t>(r * g.m() + e), ri = static_cast<size_t>(r);
+        f.y[i] = (x[i] - f.mean[ri]) * f.rstd[ri];
+      }
+    }
+  }
   RefGrads out{std::vector<double>(x.size()), std::vector<double>(static_cast<size_t>(params)),
                std::vector<double>(static_cast<size_t>(params))};
   const double m = static_cast<double>(g.m());
@@ -175,9 +186,11 @@ TEST(Normalization, BackwardOpMatchesFormula) {
       if (k.op == "layer_norm") battrs = Attrs{{"normalized_shape", k.attrs.Ints("normalized_shape")}};
       if (k.op == "group_norm") battrs = Attrs{{"num_groups", k.attrs.Int("num_groups")}};
       const std::vector<TensorPtr> r = Apply(Op(k.op + "_backward"), {x, dy, w, f[1], f[2]}, battrs);
-      const RefGrads ref = RefBackward(ToDoubles(x), ToDoubles(dy), k.geo, Values(w), k.param.numel(), 1e-4);
-      // float32: the saved statistics are rounded to float32 (as the forward's output).
-      const double tol = dt == DType::Float32() ? 2e-4 : 1e-10;
+      // From the statistics as saved (rounded to dt): in half precision exact ones would differ by more
+      // than the result's rounding where dx is a difference of nearly equal terms.
+      const Ref saved{{}, ToDoubles(f[1]), ToDoubles(f[2])};
+      const RefGrads ref = RefBackward(ToDoubles(x), ToDoubles(dy), k.geo, Values(w), k.param.numel(), 1e-4, &saved);
+      const double tol = TolFor(dt, 2e-4, 1e-10);
       ExpectTensorNear(r[0], dt, k.x, ref.dx, tol, tol);
       ExpectTensorNear(r[1], dt, k.param, ref.dw, tol, tol);
       ExpectTensorNear(r[2], dt, k.param, ref.db, tol, tol);
@@ -375,14 +388,15 @@ TEST(Normalization, BatchNormOnEveryRank) {
           for (int64_t k = 0; k < sp; ++k) want[static_cast<size_t>((i * c + ch) * sp + k)] = ref.y[static_cast<size_t>(j++)];
         }
       }
-      ExpectTensorNear(ops::BatchNorm(x, w, b, nullptr, nullptr, {}), dt, s, want, 1e-4, 1e-4);
+      const double tol = TolFor(dt, 1e-4, 1e-4);
+      ExpectTensorNear(ops::BatchNorm(x, w, b, nullptr, nullptr, {}), dt, s, want, tol, tol);
       // Inference with the running statistics.
       const std::vector<double> rmv = ToDoubles(rm), rvv = ToDoubles(rv);
       for (size_t i = 0; i < want.size(); ++i) {
         const size_t ch = static_cast<size_t>(static_cast<int64_t>(i) / sp % c);
         want[i] = (xv[i] - rmv[ch]) / std::sqrt(rvv[ch] + 1e-5) * wv[ch] + bv[ch];
       }
-      ExpectTensorNear(ops::BatchNorm(x, w, b, rm, rv, {.training = false}), dt, s, want, 1e-4, 1e-4);
+      ExpectTensorNear(ops::BatchNorm(x, w, b, rm, rv, {.training = false}), dt, s, want, tol, tol);
     }
   }
   const TensorPtr x = RandomTensor(DType::Float64(), {2, 3, 2, 2, 2});

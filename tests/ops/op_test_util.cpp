@@ -47,6 +47,12 @@ std::vector<std::string> UncoveredOps() {
   return missing;
 }
 
+const std::vector<Symbol<DType>>& FloatingDTypes() {
+  static const std::vector<Symbol<DType>> dtypes = {DType::Float16(), DType::BFloat16(), DType::Float32(),
+                                                    DType::Float64()};
+  return dtypes;
+}
+
 Generator& TestGenerator() {
   static Generator gen(1234);
   return gen;
@@ -118,6 +124,16 @@ double RtolFor(Symbol<DType> dtype) {
     case DataType::kBFloat16: return 1.6e-2;
     default: return 0.0;
   }
+}
+
+std::vector<double> RoundedTo(Symbol<DType> dtype, const std::vector<double>& values) {
+  return ToDoubles(FromDoubles(dtype, Shape{static_cast<int64_t>(values.size())}, values));
+}
+
+double TolFor(Symbol<DType> dtype, double f32, double f64) {
+  if (dtype == DType::Float64()) return f64;
+  if (dtype == DType::Float32()) return f32;
+  return f32 + RtolFor(dtype);
 }
 
 void ExpectTensorNear(const TensorPtr& actual, Symbol<DType> dtype, const Shape& shape,

@@ -20,6 +20,10 @@ namespace oneflow::test {
 // Records that op `name` was checked against a reference with inputs of `dtype` (the kernel's dtype).
 void MarkCovered(const std::string& name, Symbol<DType> dtype);
 
+// float16, bfloat16, float32, float64: the kernel dtypes of every floating op (Note [Half precision in
+// float32]).
+const std::vector<Symbol<DType>>& FloatingDTypes();
+
 // A deterministic generator for tests.
 Generator& TestGenerator();
 
@@ -42,7 +46,12 @@ void ExpectTensorNear(const TensorPtr& actual, Symbol<DType> dtype, const Shape&
                       const std::vector<double>& expected, double rtol = 1e-6, double atol = 1e-6);
 // Tolerances suited to a dtype computed from float64 references.
 double RtolFor(Symbol<DType> dtype);
+// A test's tolerance in `dtype` given its float32 and float64 ones: float16 and bfloat16 are computed in
+// float32 and rounded once (Note [Half precision in float32]), so theirs is float32's plus RtolFor.
+double TolFor(Symbol<DType> dtype, double f32, double f64);
 
+// Exact values as stored in floating `dtype` (rounded; beyond its range infinite, below it zero).
+std::vector<double> RoundedTo(Symbol<DType> dtype, const std::vector<double>& values);
 // What an exact result v becomes in `dtype`: integers wrap modulo 2^bits (NaN gives 0), bool is v != 0.
 double InDType(double v, Symbol<DType> dtype);
 // An absolute tolerance for `dtype`: RtolFor(dtype), at least 1e-6.

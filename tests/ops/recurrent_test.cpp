@@ -16,7 +16,7 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kFloating = {DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kFloating = FloatingDTypes();
 
 double Sig(double x) { return 1 / (1 + std::exp(-x)); }
 
@@ -110,7 +110,7 @@ TEST(Recurrent, LstmCellMatchesReference) {
                RefLinear(ToDoubles(h), ToDoubles(wh), bh ? ToDoubles(bh) : std::vector<double>{}, cc.n, cc.h, 4 * cc.h));
       const std::vector<double> ref = RefLstmPointwise(gates, ToDoubles(c), cc.n, cc.h);
       const std::vector<double> ref_h(ref.begin(), ref.begin() + cc.n * cc.h), ref_c(ref.begin() + cc.n * cc.h, ref.end());
-      const double rtol = RtolFor(dtype) * 20, atol = dtype == DType::Float32() ? 1e-5 : 1e-12;
+      const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
       for (bool strided : {false, true}) {
         const auto layout = [&](const TensorPtr& t) { return strided && t ? NonContiguous(t) : t; };
         const auto [hn, cn] = ops::LstmCell(layout(x), layout(h), layout(c), layout(wi), layout(wh), layout(bi), layout(bh));
@@ -134,7 +134,7 @@ TEST(Recurrent, GruCellMatchesReference) {
           RefLinear(ToDoubles(x), ToDoubles(wi), bi ? ToDoubles(bi) : std::vector<double>{}, cc.n, cc.in, 3 * cc.h),
           RefLinear(ToDoubles(h), ToDoubles(wh), bh ? ToDoubles(bh) : std::vector<double>{}, cc.n, cc.h, 3 * cc.h),
           ToDoubles(h), cc.n, cc.h);
-      const double rtol = RtolFor(dtype) * 20, atol = dtype == DType::Float32() ? 1e-5 : 1e-12;
+      const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
       for (bool strided : {false, true}) {
         const auto layout = [&](const TensorPtr& t) { return strided && t ? NonContiguous(t) : t; };
         ExpectTensorNear(ops::GruCell(layout(x), layout(h), layout(wi), layout(wh), layout(bi), layout(bh)), dtype,
@@ -151,7 +151,7 @@ TEST(Recurrent, PointwiseBackwardOpsMatchReference) {
   const OpRegistry& registry = OpRegistry::Global();
   for (Symbol<DType> dtype : kFloating) {
     SCOPED_TRACE(fmt::format("{}", dtype));
-    const double rtol = RtolFor(dtype) * 50, atol = dtype == DType::Float32() ? 2e-5 : 1e-8;
+    const double rtol = RtolFor(dtype) * 50, atol = TolFor(dtype, 2e-5, 1e-8);
     {
       const TensorPtr g = RandomTensor(dtype, Shape{n, 4 * h}), c = RandomTensor(dtype, Shape{n, h});
       const TensorPtr dh = RandomTensor(dtype, Shape{n, h}), dc = RandomTensor(dtype, Shape{n, h});

@@ -12,9 +12,10 @@
 namespace oneflow::test {
 namespace {
 
-const std::vector<Symbol<DType>> kNumeric = {DType::Int8(),  DType::UInt8(),   DType::Int16(), DType::Int32(),
-                                             DType::Int64(), DType::Float32(), DType::Float64()};
-const std::vector<Symbol<DType>> kFloating = {DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kNumeric = {DType::Int8(),     DType::UInt8(),   DType::Int16(),
+                                             DType::Int32(),    DType::Int64(),   DType::Float16(),
+                                             DType::BFloat16(), DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kFloating = FloatingDTypes();
 
 // Inputs in a range every dtype holds (uint8 has no negatives).
 TensorPtr Input(Symbol<DType> dtype, const Shape& shape) {

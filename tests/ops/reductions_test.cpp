@@ -15,9 +15,10 @@ namespace oneflow::test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-const std::vector<Symbol<DType>> kFloating = {DType::Float32(), DType::Float64()};
-const std::vector<Symbol<DType>> kProdTypes = {DType::Bool(),  DType::Int8(),    DType::UInt8(),  DType::Int16(),
-                                               DType::Int32(), DType::Int64(),   DType::Float32(), DType::Float64()};
+const std::vector<Symbol<DType>> kFloating = FloatingDTypes();
+const std::vector<Symbol<DType>> kProdTypes = {DType::Bool(),    DType::Int8(),   DType::UInt8(),   DType::Int16(),
+                                               DType::Int32(),   DType::Int64(),  DType::Float16(), DType::BFloat16(),
+                                               DType::Float32(), DType::Float64()};
 const std::vector<Symbol<DType>> kAll = {DType::Bool(),    DType::Int8(),     DType::UInt8(),   DType::Int16(),
                                          DType::Int32(),   DType::Int64(),    DType::Float16(), DType::BFloat16(),
                                          DType::Float32(), DType::Float64()};

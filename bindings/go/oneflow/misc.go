@@ -128,6 +128,33 @@ func WithGradEnabled(enabled bool, fn func() error) error {
 	return fn()
 }
 
+// WithAutocast runs fn with the calling thread's autocast dtype set to dtype (Float16 or BFloat16;
+// nil: off), pinned to one OS thread, and restores the previous dtype afterwards (also when fn
+// panics). Under autocast conv2d, matmul and linear run in dtype on float32 inputs (float32
+// accumulation), softmax, the losses and the normalizations in float32; the casts are recorded ops,
+// so float32 parameters get float32 gradients (of_autocast_set). Another dtype is an
+// INVALID_ARGUMENT error and fn is not run.
+func WithAutocast(dtype *DType, fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev *C.of_dtype_t
+	if err := statusError(C.of_autocast_set(dtype.cptr(), &prev)); err != nil {
+		return err
+	}
+	defer func() { _ = statusError(C.of_autocast_set(prev, nil)) }()
+	return fn()
+}
+
+// AutocastDType is the autocast dtype of the thread the goroutine runs on now (nil when off, the
+// default; only meaningful inside WithAutocast or with the goroutine locked to its thread).
+func AutocastDType() (*DType, error) {
+	var d *C.of_dtype_t
+	if err := statusError(C.of_autocast_get(&d)); err != nil {
+		return nil, err
+	}
+	return dtypeOf(d), nil
+}
+
 // GradEnabled is the grad mode of the thread the goroutine runs on now (true by default; only
 // meaningful inside WithGradEnabled / NoGrad or with the goroutine locked to its thread).
 func GradEnabled() (bool, error) {

@@ -409,11 +409,15 @@ OF_API of_status_t* of_tensor_from_dlpack_legacy(struct DLManagedTensor* managed
  *            never INTERNAL (which always means a bug in oneflow_c).
  *  DTypes    One rule: a dtype the op is defined for but has no kernel for (on the tensors'
  *            device) is UNIMPLEMENTED naming the op and the dtype ("conv2d: no kernel for dtype
- *            int64 on cpu"; float16 and bfloat16 have few kernels yet). A dtype the op is not
+ *            int64 on cpu"). A dtype the op is not
  *            defined for is INVALID_ARGUMENT naming the argument: bool where the op computes with
  *            numbers (matmul, linear, conv2d, max_pool2d); an integer dtype where the result would
  *            be fractions in the input's dtype (mean, batch_norm, avg_pool2d, adaptive_avg_pool2d);
- *            operands of different dtypes where the op takes one dtype.
+ *            operands of different dtypes where the op takes one dtype. Every op that takes
+ *            float32 also takes float16 and bfloat16: the result is stored in the half dtype and
+ *            computed in float32 (elementwise ops in float, the others through their float32
+ *            kernel, on the half values widened exactly), so a half op differs from the float32 op
+ *            on the same values only by the final rounding. Mixed precision: of_autocast_set.
  *            On failure *out_tensor is untouched. */
 
 /* Elementwise binary ops (broadcasting, promoting): a + b, a - b, a * b, a / b, a ** b, max(a, b),
@@ -553,7 +557,7 @@ OF_API void of_batch_norm_options_init(of_batch_norm_options_t* options);
  * running_var), so they must not be in use by another thread. Training needs more than one value
  * per channel, except that an empty batch (no values: N = 0 or an empty spatial dim) gives an empty
  * result and leaves the running statistics unchanged, as PyTorch. Inference (training 0): the
- * running statistics are required and used. x is float32 or float64. options may be NULL for the
+ * running statistics are required and used. x is floating point. options may be NULL for the
  * defaults. */
 OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, OF_NULLABLE const of_tensor_t* weight,
                                   OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE of_tensor_t* running_mean,
@@ -581,7 +585,7 @@ OF_API void of_pool2d_options_init(of_pool2d_options_t* options);
  * - 1) / stride + 1, rounded down (or up with ceil_mode, when the last window starts inside the input
  * or its top / left padding); it must be >= 1, and H + padding + padding_end and dilation * (k - 1)
  * + 1 must fit in int64. H and W must be >= 1 (as PyTorch); N = 0 or C = 0 give an empty result. x
- * is float32 or float64. Padding: max pooling pads with -inf (PyTorch's F.pad(x, (padding[1],
+ * is floating point. Padding: max pooling pads with -inf (PyTorch's F.pad(x, (padding[1],
  * padding_end[1], padding[0], padding_end[0]), value=-inf) pooled with padding 0); average pooling
  * with count_include_pad 1 divides by the window clipped to the padded input, padding on both sides
  * counted (as PyTorch for symmetric padding and ONNX AveragePool with pads and count_include_pad 1:
@@ -593,7 +597,7 @@ OF_API of_status_t* of_avg_pool2d(of_session_t* session, const of_tensor_t* x, c
                                   of_tensor_t** out_tensor);
 /* Average pooling of x (N, C, H, W) to (out_h, out_w) (each >= 1), windows chosen as
  * PyTorch's: output cell i covers input rows [floor(i * H / out_h), ceil((i + 1) * H / out_h)).
- * H and W must be >= 1; x is float32 or float64. */
+ * H and W must be >= 1; x is floating point. */
 OF_API of_status_t* of_adaptive_avg_pool2d(of_session_t* session, const of_tensor_t* x, int64_t out_h, int64_t out_w,
                                            of_tensor_t** out_tensor);
 
@@ -695,7 +699,7 @@ OF_API of_status_t* of_embedding(of_session_t* session, const of_tensor_t* weigh
 /* ---- normalization (layer_norm, group_norm, instance_norm) ----
  * Each computes (x - mean) / sqrt(var + eps) * weight + bias over groups of x's elements, with the
  * biased variance of each group (computed in float64); weight and bias may each be NULL (1 and 0)
- * and must have x's dtype. x is float32 or float64 (other dtypes are INVALID_ARGUMENT); eps must be
+ * and must have x's dtype. x is floating point (other dtypes are INVALID_ARGUMENT); eps must be
  * finite and >= 0 (PyTorch's default is 1e-5). Differentiable in x, weight and bias. */
 
 /* Layer normalisation over the last ndims dims of x, which must equal normalized_shape (ndims >= 1):
@@ -1125,7 +1129,7 @@ typedef struct of_conv3d_options_t {
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_conv3d_options_init(of_conv3d_options_t* options);
 /* 3-D convolution (cross-correlation, as PyTorch): x (N, C, D, H, W), weight (O, C / groups, kD, kH, kW),
- * bias (O) or NULL, all float32 or all float64; the result is (N, O, D', H', W') with
+ * bias (O) or NULL, all of one floating dtype; the result is (N, O, D', H', W') with
  * D' = (D + 2 * padding[0] - dilation[0] * (kD - 1) - 1) / stride[0] + 1 (rounded down; H', W' alike),
  * each of which must be >= 1. Zero input channels give the bias; empty kernels are refused, as are
  * other ranks and dtypes (INVALID_ARGUMENT naming the argument; integer dtypes UNIMPLEMENTED).
@@ -1196,8 +1200,9 @@ OF_API void of_interpolate_options_init(of_interpolate_options_t* options);
  * nearest modes compute the scale in float32, as PyTorch; LINEAR interpolates between the two nearest
  * inputs of each spatial dim (source coordinates clamped to [0, in - 1], as PyTorch), BICUBIC over four
  * (its results may overshoot the inputs' range), in float32 for float32 x and float64 for float64 x.
- * x is float32 or float64 (float16 and bfloat16 are UNIMPLEMENTED, other dtypes INVALID_ARGUMENT). Differentiable in x: the gradient sums each output's gradient into
- * the inputs it read, with their weights. options may be NULL for the defaults (nearest). */
+ * x is floating point (other dtypes are INVALID_ARGUMENT). Differentiable in x: the gradient sums each
+ * output's gradient into the inputs it read, with their weights. options may be NULL for the defaults
+ * (nearest). */
 OF_API of_status_t* of_interpolate(of_session_t* session, const of_tensor_t* x, const int64_t* size, size_t nsize,
                                    OF_NULLABLE const of_interpolate_options_t* options, of_tensor_t** out_tensor);
 /* Pixel shuffle: x (..., C * r * r, H, W) -> (..., C, H * r, W * r) with r = upscale_factor (>= 1),
@@ -1273,6 +1278,22 @@ OF_API of_status_t* of_tensor_backward(of_session_t* session, of_tensor_t* tenso
 OF_API of_status_t* of_grad_set_enabled(of_bool_t enabled, OF_NULLABLE of_bool_t* out_previous);
 /* The calling thread's grad mode: 1 (on, the default) or 0. */
 OF_API of_status_t* of_grad_is_enabled(of_bool_t* out_enabled);
+/* Autocast, mixed precision for the calling thread (PyTorch's torch.autocast). While its dtype is
+ * float16 or bfloat16, the ops whose cost is arithmetic (conv2d, conv3d, conv_transpose2d, matmul,
+ * linear) take their float32 inputs cast to it (they store half and accumulate in float32; their
+ * outputs are in it), and the ops that need float32's range or precision (softmax, log_softmax,
+ * cross_entropy, nll_loss and the other losses, batch_norm, layer_norm, group_norm, instance_norm,
+ * logsumexp) take float16/bfloat16 inputs cast to float32. Other ops run in their inputs' dtypes
+ * (mixed operands promote: bfloat16 + float32 is float32). float64 inputs and the inputs an op
+ * updates in place (running statistics) are never cast. The casts are cast ops: autograd carries the
+ * gradients back through them, so float32 parameters (the master weights an optimizer updates) get
+ * float32 gradients, and a graph traced in the mode holds them as nodes. Backward runs with autocast
+ * off (gradients keep the forward's dtypes). `dtype` NULL switches it off (the default); other dtypes
+ * are INVALID_ARGUMENT and change nothing. *out_previous (when not NULL) receives the dtype before the
+ * call (NULL when it was off), to restore it afterwards. */
+OF_API of_status_t* of_autocast_set(OF_NULLABLE const of_dtype_t* dtype, OF_NULLABLE const of_dtype_t** out_previous);
+/* The calling thread's autocast dtype: float16, bfloat16, or NULL when off. */
+OF_API of_status_t* of_autocast_get(const of_dtype_t** out_dtype);
 
 /*===--- end of autograd --------------------------------------------------------------------===*/
 
@@ -1367,7 +1388,7 @@ typedef struct of_adam_options_t {
 OF_API void of_adam_options_init(of_adam_options_t* options);
 
 /* Creates an optimizer over the n >= 1 parameters `params` (an array of n distinct, non-NULL handles;
- * the optimizer retains each). Every parameter must be a contiguous float32 or float64 CPU leaf
+ * the optimizer retains each). Every parameter must be a contiguous floating-point CPU leaf
  * tensor (INVALID_ARGUMENT naming its index otherwise), and the options valid (INVALID_ARGUMENT
  * naming the field); options may be NULL for the defaults. `session` is required and the optimizer
  * does not depend on it afterwards. *out_optimizer is owned by the caller: free it with

@@ -6,8 +6,6 @@
 namespace oneflow::graph {
 namespace {
 
-bool IsFloating32or64(Symbol<DType> d) { return d == DType::Float32() || d == DType::Float64(); }
-
 // The alive node reading `v`, which has a single reader.
 IrNode* OnlyReader(Ir& ir, int32_t v, const std::vector<int32_t>& readers) {
   if (!ir.HasSingleReader(v, readers)) return nullptr;
@@ -33,13 +31,13 @@ void FoldBatchNorm(Ir& ir) {
     if (p < 0) continue;
     IrNode& conv = ir.nodes[static_cast<size_t>(p)];
     if (conv.op->fold_batch_norm.empty() || !ir.HasSingleReader(c, readers)) continue;
-    if (!IsFloating32or64(ir.meta(c).dtype)) continue;
+    const OpDef& fused = OpRegistry::Global().Get(conv.op->fold_batch_norm);
+    if (fused.FindKernel(ir.meta(c).device.type, ir.meta(c).dtype) == nullptr) continue;
     const bool stats_unused = std::all_of(bn.outputs.begin() + 1, bn.outputs.end(),
                                           [&](int32_t v) { return readers[static_cast<size_t>(v)] == 0 && !ir.is_output[static_cast<size_t>(v)]; });
     if (!stats_unused) continue;
     IrNode* relu = OnlyReader(ir, bn.outputs[0], readers);
     if (relu != nullptr && relu->op->fused_opcode != static_cast<int64_t>(FusedOpcode::kRelu)) relu = nullptr;
-    const OpDef& fused = OpRegistry::Global().Get(conv.op->fold_batch_norm);
     Attrs attrs;
     for (const auto& [name, value] : conv.attrs.items()) attrs.Set(name, value);  // every attribute of the producer
     attrs.Set("eps", bn.attrs.Float("eps"));

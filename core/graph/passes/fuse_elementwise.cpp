@@ -3,11 +3,6 @@
 #include "core/graph/passes/passes.h"
 
 namespace oneflow::graph {
-namespace {
-
-bool IsFloating32or64(Symbol<DType> d) { return d == DType::Float32() || d == DType::Float64(); }
-
-}  // namespace
 
 void FuseElementwise(Ir& ir) {
   static const OpDef& fused = OpRegistry::Global().Get("fused_elementwise");
@@ -17,7 +12,7 @@ void FuseElementwise(Ir& ir) {
   auto fusable = [&](const IrNode& node) {
     if (!node.alive || node.outputs.size() != 1 || node.op->fused_opcode < 0) return false;
     const TensorMeta& out = ir.meta(node.outputs[0]);
-    if (!IsFloating32or64(out.dtype)) return false;
+    if (fused.FindKernel(out.device.type, out.dtype) == nullptr) return false;
     for (int32_t v : node.inputs) {
       if (v < 0) return false;
       const TensorMeta& m = ir.meta(v);

@@ -16,6 +16,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 
@@ -351,14 +352,16 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .attrs = {{"training", true}, {"momentum", 0.1}, {"eps", 1e-5}},
       .infer = InferBatchNorm,
       .backward = BatchNormBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, BatchNormRef<double>}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, BatchNormRef<double>}}),
       .mutated_inputs = {3, 4},
       .writes_inputs = [](const Attrs& attrs) { return attrs.Bool("training"); },
       .layout = LayoutOfInputs,  // x's
       .layout_inputs = {0},
       .layout_outputs = {0},
       .batch_norm = true,
+      .autocast = AutocastPolicy::kFloat32,
   });
   registry.Register(OpDef{
       .name = "batch_norm_backward",
@@ -367,8 +370,9 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .outputs = {"grad_x", "grad_weight", "grad_bias"},
       .attrs = {{"training", true}, {"eps", 1e-5}},
       .infer = InferBatchNormBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormBackwardF32>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, BatchNormBackwardRef<double>}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormBackwardF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, BatchNormBackwardRef<double>}}),
       .layout = LayoutOfInputs,  // x's
       .layout_inputs = {0, 1},
       .layout_outputs = {0},

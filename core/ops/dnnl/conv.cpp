@@ -15,6 +15,7 @@
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
 #include "core/ops/convolution.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
@@ -640,12 +641,14 @@ void RegisterConvOps(OpRegistry& registry) {
         .attrs = attrs,
         .infer = r3 ? InferConv<3> : InferConv<2>,
         .backward = r3 ? ConvBackward<3> : ConvBackward<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvF32>, /*channels_last=*/true},
-                    {DeviceType::kCPU, {DataType::kFloat64}, ConvRef<double>}},
+        .kernels =
+            cpu::WithHalfInFloat32({{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvF32>, /*channels_last=*/true},
+                                    {DeviceType::kCPU, {DataType::kFloat64}, ConvRef<double>}}),
         .layout = ChannelsLastLayout,  // Note [Channels-last activations] (4-D only: conv3d stays contiguous)
         .layout_inputs = {0},
         .layout_outputs = {0},
         .fold_batch_norm = r3 ? "" : "fused_conv_bn_act",
+        .autocast = AutocastPolicy::kLowPrecision,
     });
     registry.Register(OpDef{
         .name = name + "_backward_data",
@@ -653,8 +656,9 @@ void RegisterConvOps(OpRegistry& registry) {
         .outputs = {"grad_x"},
         .attrs = attrs,
         .infer = r3 ? InferConvBackwardData<3> : InferConvBackwardData<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardDataF32>, /*channels_last=*/true},
-                    {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardDataRef<double>}},
+        .kernels = cpu::WithHalfInFloat32(
+            {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardDataF32>, /*channels_last=*/true},
+             {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardDataRef<double>}}),
         .strided_inputs = true,  // x gives only its shape
         .layout = ChannelsLastLayout,
         .layout_inputs = {0},
@@ -666,8 +670,9 @@ void RegisterConvOps(OpRegistry& registry) {
         .outputs = {"grad_weight", "grad_bias"},
         .attrs = attrs,
         .infer = r3 ? InferConvBackwardWeight<3> : InferConvBackwardWeight<2>,
-        .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardWeightF32>, /*channels_last=*/true},
-                    {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardWeightRef<double>}},
+        .kernels = cpu::WithHalfInFloat32(
+            {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<ConvBackwardWeightF32>, /*channels_last=*/true},
+             {DeviceType::kCPU, {DataType::kFloat64}, ConvBackwardWeightRef<double>}}),
         .strided_inputs = true,  // weight gives only its shape
         .layout = ChannelsLastLayout,
         .layout_inputs = {0, 1},  // x and grad_y; the weight gradients are contiguous

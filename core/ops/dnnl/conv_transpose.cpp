@@ -14,6 +14,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/ops/convolution.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/register.h"
@@ -207,8 +208,9 @@ void RegisterConvolutionOps(OpRegistry& registry) {
                 {"groups", int64_t{1}}},
       .infer = InferConvTranspose2d,
       .backward = ConvTranspose2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, ConvTranspose2dKernel<float>},
-                  {DeviceType::kCPU, {DataType::kFloat64}, ConvTranspose2dKernel<double>}},
+      .kernels = cpu::WithHalfInFloat32({{DeviceType::kCPU, {DataType::kFloat32}, ConvTranspose2dKernel<float>},
+                                         {DeviceType::kCPU, {DataType::kFloat64}, ConvTranspose2dKernel<double>}}),
+      .autocast = AutocastPolicy::kLowPrecision,
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/fused.h"
 #include "core/tensor/factory.h"
@@ -153,10 +154,11 @@ void RegisterFusedConvOps(OpRegistry& registry) {
       .outputs = {"y"},
       .attrs = std::move(attrs),
       .infer = InferFusedConvBnAct,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActLoops<double>}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<FusedConvBnActF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, FusedConvBnActLoops<double>}}),
       .layout = ChannelsLastLayout,  // as conv2d's
-      .layout_inputs = {0},  // x
+      .layout_inputs = {0},          // x
       .layout_outputs = {0},
   });
 }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
@@ -442,8 +443,9 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .attrs = {{"transpose_a", false}, {"transpose_b", false}},
       .infer = InferMatmul,
       .backward = MatmulBackward,
-      .kernels = {{DeviceType::kCPU, kNumericTypes, Guarded<MatmulKernel>}},
+      .kernels = CpuKernels(kNumericTypes, Guarded<MatmulKernel>),
       .strided_inputs = true,  // transposed views are read in place
+      .autocast = AutocastPolicy::kLowPrecision,
   });
   registry.Register(OpDef{
       .name = "linear",
@@ -452,7 +454,8 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .outputs = {"y"},
       .infer = InferLinear,
       .backward = LinearBackward,
-      .kernels = {{DeviceType::kCPU, kNumericTypes, Guarded<LinearKernel>}},
+      .kernels = CpuKernels(kNumericTypes, Guarded<LinearKernel>),
+      .autocast = AutocastPolicy::kLowPrecision,
   });
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/op/dispatch.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/window.h"
 
@@ -203,11 +204,11 @@ void RegisterMaxUnpoolOps(OpRegistry& registry) {
       .attrs = {{"kernel_size", std::vector<int64_t>{}, true},
                 {"stride", std::vector<int64_t>{}},
                 {"padding", std::vector<int64_t>{0, 0}},
-                {"padding_end", std::vector<int64_t>{}},  // empty (the default): `padding`, symmetric
+                {"padding_end", std::vector<int64_t>{}},   // empty (the default): `padding`, symmetric
                 {"output_size", std::vector<int64_t>{}}},  // empty (the default): from the pooling attributes
       .infer = InferMaxUnpool,
       .backward = MaxUnpool2dBackward,
-      .kernels = NumericKernels<Unpool>(),
+      .kernels = cpu::WithHalfInFloat32(NumericKernels<Unpool>()),
       .strided_inputs = true,  // made contiguous by the kernels
   });
   registry.Register(OpDef{
@@ -215,7 +216,7 @@ void RegisterMaxUnpoolOps(OpRegistry& registry) {
       .inputs = {"grad_y", "indices"},
       .outputs = {"grad_x"},
       .infer = InferMaxUnpoolBackward,
-      .kernels = NumericKernels<UnpoolBackward>(),
+      .kernels = cpu::WithHalfInFloat32(NumericKernels<UnpoolBackward>()),
       .strided_inputs = true,
   });
 }

@@ -18,6 +18,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
+#include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
@@ -617,8 +618,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = PoolAttrs(PoolKind::kMax),
       .infer = InferMaxPool,
       .backward = MaxPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dKernel<float>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dKernel<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dKernel<float>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dKernel<double>, /*channels_last=*/true}}),
       .layout = LayoutOfInputs,
       .layout_inputs = {0},
       .layout_outputs = {0, 1},
@@ -629,8 +631,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = PoolAttrs(PoolKind::kMax),
       .infer = InferMaxPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dBackwardKernel<float>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dBackwardKernel<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, MaxPool2dBackwardKernel<float>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, MaxPool2dBackwardKernel<double>, /*channels_last=*/true}}),
       .strided_inputs = true,  // x gives only its shape
       .layout = LayoutOfInputs,
       .layout_inputs = {0, 1},
@@ -643,8 +646,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = PoolAttrs(PoolKind::kAvg),
       .infer = InferAvgPool,
       .backward = AvgPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dF32>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dRef<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dRef<double>, /*channels_last=*/true}}),
       .layout = LayoutOfInputs,
       .layout_inputs = {0},
       .layout_outputs = {0},
@@ -655,8 +659,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = PoolAttrs(PoolKind::kAvg),
       .infer = InferAvgPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dBackwardF32>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dBackwardRef<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<AvgPool2dBackwardF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, AvgPool2dBackwardRef<double>, /*channels_last=*/true}}),
       .strided_inputs = true,  // x gives only its shape
       .layout = LayoutOfInputs,
       .layout_inputs = {0},
@@ -669,8 +674,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .attrs = {{"output_size", std::vector<int64_t>{}, true}},
       .infer = InferAdaptiveAvgPool,
       .backward = AdaptiveAvgPool2dBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dKernel<float>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dKernel<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dKernel<float>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dKernel<double>, /*channels_last=*/true}}),
       .layout = LayoutOfInputs,
       .layout_inputs = {0},
       .layout_outputs = {0},
@@ -681,8 +687,9 @@ void RegisterPoolingOps(OpRegistry& registry) {
       .outputs = {"grad_x"},
       .attrs = {{"output_size", std::vector<int64_t>{}, true}},
       .infer = InferAdaptiveAvgPoolBackward,
-      .kernels = {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dBackwardKernel<float>, /*channels_last=*/true},
-                  {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dBackwardKernel<double>, /*channels_last=*/true}},
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, AdaptiveAvgPool2dBackwardKernel<float>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, AdaptiveAvgPool2dBackwardKernel<double>, /*channels_last=*/true}}),
       .strided_inputs = true,  // x gives only its shape
       .layout = LayoutOfInputs,
       .layout_inputs = {0},

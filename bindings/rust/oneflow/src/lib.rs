@@ -57,7 +57,10 @@ pub use error::{Error, Result};
 pub(crate) use error::check;
 pub use graph::{Graph, GraphBuilder, MemoryStats};
 pub use optim::Optimizer;
-pub use session::{is_grad_enabled, no_grad, set_grad_enabled, NoGradGuard, Session};
+pub use session::{
+    autocast, autocast_dtype, is_grad_enabled, no_grad, set_autocast, set_grad_enabled, AutocastGuard, NoGradGuard,
+    Session,
+};
 pub(crate) use session::SessionHandle;
 pub use tensor::Tensor;
 /// DLPack's managed tensors, by name only (see [`Tensor::to_dlpack`] and [`Session::from_dlpack`]).

@@ -239,6 +239,52 @@ pub fn is_grad_enabled() -> bool {
     enabled != 0
 }
 
+/// Sets the calling thread's autocast dtype (`dtype::float16()` or `dtype::bfloat16()`; `None`: off)
+/// and returns the previous one. Under autocast conv2d, matmul and linear run in that dtype on float32
+/// inputs (float32 accumulation), softmax, the losses and the normalizations in float32; the casts are
+/// recorded ops, so float32 parameters get float32 gradients (`of_autocast_set`). Another dtype is
+/// INVALID_ARGUMENT and changes nothing.
+pub fn set_autocast(dtype: Option<&'static DType>) -> Result<Option<&'static DType>> {
+    let mut previous = std::ptr::null();
+    let raw = dtype.map_or(std::ptr::null(), |d| d.raw());
+    check(unsafe { sys::of_autocast_set(raw, &mut previous) })?;
+    optional_dtype(previous)
+}
+
+/// The calling thread's autocast dtype, `None` when off (the default).
+pub fn autocast_dtype() -> Option<&'static DType> {
+    let mut raw = std::ptr::null();
+    check(unsafe { sys::of_autocast_get(&mut raw) }).expect("of_autocast_get cannot fail");
+    optional_dtype(raw).expect("the library's autocast dtype is known")
+}
+
+fn optional_dtype(raw: *const sys::of_dtype_t) -> Result<Option<&'static DType>> {
+    if raw.is_null() {
+        Ok(None)
+    } else {
+        DType::from_raw(raw).map(Some)
+    }
+}
+
+/// Sets the calling thread's autocast dtype (see [`set_autocast`]) until the guard is dropped, which
+/// restores the previous one. The guard is not `Send`.
+pub fn autocast(dtype: &'static DType) -> Result<AutocastGuard> {
+    let previous = set_autocast(Some(dtype))?;
+    Ok(AutocastGuard { previous, _not_send: PhantomData })
+}
+
+/// See [`autocast`].
+pub struct AutocastGuard {
+    previous: Option<&'static DType>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for AutocastGuard {
+    fn drop(&mut self) {
+        let _ = set_autocast(self.previous);
+    }
+}
+
 /// Turns grad mode off on this thread until the guard is dropped, which restores the previous mode.
 /// The guard is not `Send`: it restores the mode of the thread that made it.
 pub fn no_grad() -> NoGradGuard {

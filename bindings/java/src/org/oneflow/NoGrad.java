@@ -7,12 +7,11 @@ import org.oneflow.jni.OneflowC;
  * {@code try (NoGrad ng = NoGrad.enter()) { ... }} records no backward graph inside and restores the
  * previous mode on close, which must happen on the same thread.
  */
-public final class NoGrad implements AutoCloseable {
+public final class NoGrad extends ThreadScope {
   private final boolean previous;
-  private final Thread thread = Thread.currentThread();
-  private boolean closed;
 
   private NoGrad(boolean previous) {
+    super("a NoGrad scope");
     this.previous = previous;
   }
 
@@ -23,14 +22,8 @@ public final class NoGrad implements AutoCloseable {
     return new NoGrad(previous[0]);
   }
 
-  /** Restores the mode before enter(). A second call does nothing. */
   @Override
-  public void close() {
-    if (closed) return;
-    if (Thread.currentThread() != thread) {
-      throw new IllegalStateException("oneflow: a NoGrad scope must be closed on the thread that entered it");
-    }
-    closed = true;
+  void restore() {
     Status.check(OneflowC.of_grad_set_enabled(previous, null));
   }
 

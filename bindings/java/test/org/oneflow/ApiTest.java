@@ -53,6 +53,30 @@ public class ApiTest {
   }
 
   @Test
+  public void autocastRunsLinearInBfloat16AndSoftmaxInFloat32() {
+    try (Session s = new Session();
+         Tensor x = s.tensor(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+         Tensor w = s.tensor(new float[] {1, 1, 1}, 1, 3);
+         Tensor b = s.tensor(new float[] {0.5f}, 1)) {
+      assertEquals(null, Autocast.dtype());
+      try (Autocast ac = Autocast.enter(DType.BFLOAT16)) {
+        assertSame(DType.BFLOAT16, Autocast.dtype());
+        try (Tensor y = x.linear(w, b); Tensor y32 = y.cast(DType.FLOAT32); Tensor p = y.softmax(0)) {
+          assertSame(DType.BFLOAT16, y.dtype());
+          assertArrayEquals(new float[] {6.5f, 15.5f}, y32.toFloatArray(), 0f);
+          assertSame(DType.FLOAT32, p.dtype());
+        }
+        assertThrows(InvalidArgumentException.class, () -> Autocast.set(DType.FLOAT32));
+        assertSame(DType.BFLOAT16, Autocast.dtype());  // the refused call changed nothing
+      }
+      assertEquals(null, Autocast.dtype());
+      try (Tensor y = x.linear(w, b)) {
+        assertSame(DType.FLOAT32, y.dtype());
+      }
+    }
+  }
+
+  @Test
   public void opsWithSeveralResultsReturnThemInOrder() {
     try (Session s = new Session(); Tensor x = s.tensor(new float[] {3, 1, 4, 1.5f, 9}, 5)) {
       Tensor[] topk = x.topk(2, 0, true, true);
