@@ -3,7 +3,7 @@
  *
  *   train_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N]
  *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]
- *                       [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
+ *                       [--precision f32|bf16] [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
@@ -28,6 +28,11 @@
  * batch-norm running statistics averaged too, so every rank evaluates the same model). It implies
  * --graph. Each rank prints its images/s and rank 0 the total (an of_all_reduce of the rates); rank 0
  * alone saves the weights.
+ *
+ * --precision bf16 trains in bfloat16 mixed precision (of_autocast_set for the whole run): the
+ * convolutions and the linear layer run in bfloat16 on the float32 weights, batch norm, the loss and
+ * the softmax in float32; the parameters, their gradients and the optimizer stay float32 (the master
+ * weights), and the saved weights are float32. With --graph the casts are traced into the graphs.
  *
  * --summary adds one line per epoch for programs (bench/compare_fashion_mnist.py):
  * "bench: epoch=<n> train_s=<s> eval_s=<s> images_per_s=<x> loss=<x> accuracy=<0..1>", the training and
@@ -375,6 +380,7 @@ typedef struct {
   size_t limit; /* use only the first N training examples (0 = all) */
   int graph;    /* train and evaluate through lazy graphs */
   int summary;  /* print a "bench: key=value ..." line per epoch */
+  int bf16;     /* bfloat16 mixed precision (autocast) */
   int world_size, rank;    /* data parallelism: this process is rank `rank` of `world_size` */
   const char* rendezvous;  /* where the ranks meet */
 } options_t;
@@ -382,12 +388,13 @@ typedef struct {
 static void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N] [--seed N]\n"
-          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]\n"
+          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary] [--precision f32|bf16]\n"
           "defaults: 2 epochs, batch 64, lr 0.05, width 16, all cores, data in /usr/share/datasets/fashion-mnist,\n"
           "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate);\n"
           "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch);\n"
           "--summary = also print per epoch \"bench: epoch=N train_s=S eval_s=S images_per_s=X loss=X accuracy=A\"\n"
-          "(training and evaluation timed separately; for bench/compare_fashion_mnist.py)\n"
+          "(training and evaluation timed separately; for bench/compare_fashion_mnist.py);\n"
+          "--precision bf16 = bfloat16 mixed precision (convolutions and linear in bfloat16, float32 weights)\n"
           "data parallel: --world-size N --rank R --rendezvous DIR|tcp://HOST:PORT (defaults: OF_WORLD_SIZE,\n"
           "OF_RANK, OF_RENDEZVOUS, as scripts/run-distributed.sh N -- %s ... sets them); implies --graph\n",
           prog, prog);
@@ -433,6 +440,13 @@ static int parse_options(int argc, char** argv, options_t* o) {
     else if (strcmp(arg, "--world-size") == 0) o->world_size = atoi(val);
     else if (strcmp(arg, "--rank") == 0) o->rank = atoi(val);
     else if (strcmp(arg, "--rendezvous") == 0) o->rendezvous = val;
+    else if (strcmp(arg, "--precision") == 0) {
+      if (strcmp(val, "f32") != 0 && strcmp(val, "bf16") != 0) {
+        fprintf(stderr, "--precision takes f32 or bf16, got %s\n", val);
+        return -1;
+      }
+      o->bf16 = strcmp(val, "bf16") == 0;
+    }
     else {
       fprintf(stderr, "unknown option %s\n", arg);
       return -1;
@@ -520,6 +534,8 @@ int main(int argc, char** argv) {
   so.num_threads = opt.threads;
   of_session_t* s = NULL;
   CHECK(of_session_create(&so, &s));
+  /* Mixed precision for everything this thread runs or traces from here on (Note [Autocast]). */
+  if (opt.bf16) CHECK(of_autocast_set(of_dtype_bfloat16(), NULL));
   of_process_group_t* group = NULL;
   const int leader = opt.rank == 0; /* the rank that reports and saves */
   if (opt.world_size > 1) {
