@@ -66,6 +66,7 @@ class DType {
   std::string_view name() const;  // "float32", "int64", "bool", ...
   size_t bytes() const;
   bool is_floating_point() const;  // float16, bfloat16, float32, float64
+  bool is_half() const { return type_ == DataType::kFloat16 || type_ == DataType::kBFloat16; }
   bool is_signed() const;          // can hold negative values: signed integers and floats
   bool is_integer() const;         // int8 .. int64 and uint8 (bool is not an integer)
   bool is_complex() const { return false; }  // no complex dtype yet; the predicate is part of the ABI

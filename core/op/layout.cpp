@@ -46,10 +46,8 @@ TensorPtr KernelInput(const OpDef& op, size_t i, const TensorPtr& t, MemoryForma
   if (!t || op.view != nullptr) return t;
   const std::optional<MemoryFormat> required = RequiredInputFormat(op, i, t->shape(), layout);
   if (!required || IsDenseIn(t->shape(), t->strides(), *required)) return t;
-  const bool mutated = std::find(op.mutated_inputs.begin(), op.mutated_inputs.end(), static_cast<int>(i)) !=
-                       op.mutated_inputs.end();
   const std::string& name = i < op.inputs.size() ? op.inputs[i] : op.inputs.back();
-  OF_CHECK(!mutated) << "input '" << name << "' is updated in place and must be " << MemoryFormatName(*required);
+  OF_CHECK(!op.IsMutatedInput(i)) << "input '" << name << "' is updated in place and must be " << MemoryFormatName(*required);
   return CopyOf(t, pool, *required);
 }
 

@@ -12,6 +12,10 @@ bool OpDef::IsOptionalInput(size_t i) const {
   return std::find(optional_inputs.begin(), optional_inputs.end(), inputs[i]) != optional_inputs.end();
 }
 
+bool OpDef::IsMutatedInput(size_t i) const {
+  return std::find(mutated_inputs.begin(), mutated_inputs.end(), static_cast<int>(i)) != mutated_inputs.end();
+}
+
 const KernelDef* OpDef::FindKernel(DeviceType device, Symbol<DType> dtype) const {
   for (const KernelDef& k : kernels) {
     if (k.device == device && std::find(k.dtypes.begin(), k.dtypes.end(), dtype->data_type()) != k.dtypes.end()) {

@@ -140,6 +140,7 @@ struct OpDef {
   AutocastPolicy autocast = AutocastPolicy::kKeep;
 
   bool IsOptionalInput(size_t i) const;
+  bool IsMutatedInput(size_t i) const;
   // Whether a call with `attrs` writes its mutated_inputs (see writes_inputs).
   bool WritesInputs(const Attrs& attrs) const {
     return !mutated_inputs.empty() && (writes_inputs == nullptr || writes_inputs(attrs));

@@ -160,16 +160,7 @@ void GeluKernel(KernelContext& ctx) {
   }
 }
 
-void CastKernel(KernelContext& ctx) {
-  VisitDType(ctx.in(0).dtype(), [&](auto in_tag) {
-    using In = typename decltype(in_tag)::type;
-    VisitDType(ctx.out(0).dtype(), [&](auto out_tag) {
-      using Out = typename decltype(out_tag)::type;
-      cpu::ElementwiseLoop<Out, In>(ctx.pool, cpu::kSimpleGrain, ctx.out(0), {&ctx.in(0)},
-                                    [](cpu::ComputeType<In> v) { return v; });
-    });
-  });
-}
+void CastKernel(KernelContext& ctx) { cpu::CastInto(ctx.in(0), ctx.out(0), ctx.pool); }
 
 // ---- inference ------------------------------------------------------------------------------------
 std::vector<TensorMeta> InferCast(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -248,6 +239,20 @@ void RegisterUnaryOps(OpRegistry& registry) {
 }
 
 // ---- the C++ API ----------------------------------------------------------------------------------
+namespace cpu {
+
+void CastInto(const Tensor& src, const Tensor& dst, ThreadPool& pool) {
+  VisitDType(src.dtype(), [&](auto in_tag) {
+    using In = typename decltype(in_tag)::type;
+    VisitDType(dst.dtype(), [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      ElementwiseLoop<Out, In>(pool, kSimpleGrain, dst, {&src}, [](ComputeType<In> v) { return v; });
+    });
+  });
+}
+
+}  // namespace cpu
+
 namespace ops {
 
 using cpu::ToFloating;

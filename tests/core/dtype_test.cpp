@@ -57,6 +57,7 @@ TEST(DType, MetadataTable) {
     EXPECT_EQ(d->is_integer(), e.is_integer);
     EXPECT_EQ(d->is_complex(), e.is_complex);
     EXPECT_EQ(d->is_bool(), e.is_bool);
+    EXPECT_EQ(d->is_half(), e.is_floating_point && e.bytes == 2);  // float16, bfloat16
     const DLPackDataType dl = d->dlpack();
     EXPECT_EQ(dl.code, e.dl_code);
     EXPECT_EQ(dl.bits, e.dl_bits);

@@ -188,6 +188,10 @@ inline LoopPlan MakeLoopPlan(const Tensor& out, const Tensor* const* in, size_t 
 
 }  // namespace detail
 
+// dst = src converted elementwise with the semantics of cast (Convert), src at any strides, dst dense in
+// its memory format. Defined once, with the cast op's kernel (core/ops/unary.cpp).
+void CastInto(const Tensor& src, const Tensor& dst, ThreadPool& pool);
+
 // out = f(in[0], in[1], ...) elementwise; out has the broadcast shape of the inputs and is dense in its
 // memory format (contiguous or channels last, as dispatch allocates outputs); the inputs' element types
 // are In... (Out for the output).

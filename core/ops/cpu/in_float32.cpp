@@ -8,22 +8,6 @@
 namespace oneflow::cpu {
 namespace {
 
-bool IsHalf(const Tensor& t) {
-  const DataType d = t.dtype()->data_type();
-  return d == DataType::kFloat16 || d == DataType::kBFloat16;
-}
-
-// dst = src converted elementwise (the semantics of cast); dst dense in its memory format.
-void ConvertInto(const Tensor& src, const Tensor& dst, ThreadPool& pool) {
-  VisitDType(src.dtype(), [&](auto in_tag) {
-    using In = typename decltype(in_tag)::type;
-    VisitDType(dst.dtype(), [&](auto out_tag) {
-      using Out = typename decltype(out_tag)::type;
-      ElementwiseLoop<Out, In>(pool, kSimpleGrain, dst, {&src}, [](ComputeType<In> v) { return v; });
-    });
-  });
-}
-
 // A float32 tensor of t's shape, device and memory format.
 TensorPtr Float32Like(const Tensor& t) { return Empty(DType::Float32(), t.shape(), t.device(), t.memory_format()); }
 
@@ -38,16 +22,16 @@ void InFloat32(KernelContext& ctx) {
   std::vector<TensorPtr> inputs(ctx.inputs.begin(), ctx.inputs.end());
   std::vector<bool> widened(inputs.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i] || !IsHalf(*inputs[i])) continue;
+    if (!inputs[i] || !inputs[i]->dtype()->is_half()) continue;
     TensorPtr wide = Float32Like(*inputs[i]);
-    ConvertInto(*inputs[i], *wide, ctx.pool);
+    CastInto(*inputs[i], *wide, ctx.pool);
     inputs[i] = std::move(wide);
     widened[i] = true;
   }
   std::vector<TensorPtr> outputs(ctx.outputs.begin(), ctx.outputs.end());
   std::vector<bool> narrowed(outputs.size(), false);
   for (size_t j = 0; j < outputs.size(); ++j) {
-    if (!IsHalf(*outputs[j])) continue;
+    if (!outputs[j]->dtype()->is_half()) continue;
     outputs[j] = Float32Like(*outputs[j]);
     narrowed[j] = true;
   }
@@ -56,13 +40,13 @@ void InFloat32(KernelContext& ctx) {
   f32->fn(wide);
 
   for (size_t j = 0; j < outputs.size(); ++j) {
-    if (narrowed[j]) ConvertInto(*outputs[j], ctx.out(j), ctx.pool);
+    if (narrowed[j]) CastInto(*outputs[j], ctx.out(j), ctx.pool);
   }
   if (!op.WritesInputs(ctx.attrs)) return;
   for (int m : op.mutated_inputs) {
     const auto i = static_cast<size_t>(m);
     if (!widened[i]) continue;
-    ConvertInto(*inputs[i], ctx.in(i), ctx.pool);  // dense: dispatch makes a mutated input so or refuses it
+    CastInto(*inputs[i], ctx.in(i), ctx.pool);  // dense: dispatch makes a mutated input so or refuses it
   }
 }
 
