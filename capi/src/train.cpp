@@ -15,6 +15,7 @@ using capi::Guard;
 using capi::ReadOptions;
 using capi::Require;
 using capi::Unwrap;
+using capi::Wrap;
 
 namespace {
 
@@ -187,5 +188,50 @@ of_status_t* of_optimizer_lr(const of_optimizer_t* optimizer, double* out_lr) {
 }
 
 void of_optimizer_destroy(of_optimizer_t* optimizer) { delete optimizer; }
+
+void of_loss_scale_options_init(of_loss_scale_options_t* options) {
+  if (options == nullptr) return;
+  const LossScaleOptions d;
+  *options = of_loss_scale_options_t{};
+  options->struct_size = sizeof(of_loss_scale_options_t);
+  options->init_scale = d.init_scale;
+  options->growth_factor = d.growth_factor;
+  options->backoff_factor = d.backoff_factor;
+  options->growth_interval = d.growth_interval;
+}
+
+of_status_t* of_optimizer_enable_loss_scaling(of_session_t* session, of_optimizer_t* optimizer,
+                                              const of_loss_scale_options_t* options) {
+  return Guard(__func__, [&] {
+    Session& s = capi::SessionOf(session);
+    Optimizer& impl = Impl(optimizer);
+    const of_loss_scale_options_t o = ReadOptions(options, of_loss_scale_options_init, "options");
+    SessionScope scope(s);
+    impl.EnableLossScaling(LossScaleOptions{.init_scale = o.init_scale,
+                                            .growth_factor = o.growth_factor,
+                                            .backoff_factor = o.backoff_factor,
+                                            .growth_interval = o.growth_interval});
+  });
+}
+
+of_status_t* of_optimizer_scale_loss(of_session_t* session, of_optimizer_t* optimizer, of_tensor_t* loss,
+                                     of_tensor_t** out_scaled) {
+  return Guard(__func__, [&] {
+    Session& s = capi::SessionOf(session);
+    const Optimizer& impl = Impl(optimizer);
+    TensorPtr l = Borrow(loss, "loss");
+    Require(out_scaled, "out_scaled");
+    SessionScope scope(s);
+    *out_scaled = Wrap(impl.ScaleLoss(l));
+  });
+}
+
+of_status_t* of_optimizer_loss_scale(const of_optimizer_t* optimizer, double* out_scale, int64_t* out_skipped_steps) {
+  return Guard(__func__, [&] {
+    const Optimizer& impl = Impl(const_cast<of_optimizer_t*>(optimizer));
+    if (out_scale != nullptr) *out_scale = impl.loss_scale();
+    if (out_skipped_steps != nullptr) *out_skipped_steps = impl.skipped_steps();
+  });
+}
 
 }  // extern "C"

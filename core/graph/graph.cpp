@@ -113,21 +113,28 @@ void Graph::AddOptimizer(std::shared_ptr<Optimizer> optimizer) {
     OF_CHECK(u.optimizer != optimizer) << "this optimizer is already attached to graph " << Quote(name_);
   }
   NoGradGuard no_grad;
-  size_t traced = 0;
+  std::vector<size_t> stepped;  // the parameters that received a gradient in this build
+  std::vector<TensorPtr> grads;
   for (size_t i = 0; i < optimizer->params().size(); ++i) {
-    const TensorPtr grad = builder_->LeafGrad(optimizer->params()[i].get());
-    if (!grad) continue;
+    if (TensorPtr grad = builder_->LeafGrad(optimizer->params()[i].get())) {
+      stepped.push_back(i);
+      grads.push_back(std::move(grad));
+    }
+  }
+  if (stepped.empty()) {
+    OF_THROW(FailedPrecondition) << "none of the optimizer's " << optimizer->params().size()
+                                 << " parameters received a gradient in this build; call backward on the loss (a "
+                                    "lazy tensor of this graph) before attaching the optimizer";
+  }
+  optimizer->TraceStepBegin(grads);
+  for (size_t k = 0; k < stepped.size(); ++k) {
     const size_t before = program_.nodes.size();
-    optimizer->TraceUpdate(i, grad);
+    optimizer->TraceUpdate(stepped[k], grads[k]);
     OF_CHECK_INTERNAL(program_.nodes.size() == before + 1) << "an update traced " << program_.nodes.size() - before
                                                            << " nodes";
-    updates_.push_back(Update{before, optimizer, i});
-    ++traced;
+    updates_.push_back(Update{before, optimizer, stepped[k]});
   }
-  if (traced == 0) OF_THROW(FailedPrecondition) << "none of the optimizer's " << optimizer->params().size()
-                                                 << " parameters received a gradient in this build; call backward on "
-                                                    "the loss (a lazy tensor of this graph) before attaching the "
-                                                    "optimizer";
+  optimizer->TraceStepEnd();
 }
 
 void Graph::EndBuild() {

@@ -6,6 +6,7 @@
 
 #include "core/autograd/autograd.h"
 #include "core/op/dispatch.h"
+#include "core/ops/ops.h"
 #include "core/session/session.h"
 #include "core/tensor/copy.h"
 #include "core/tensor/factory.h"
@@ -56,9 +57,15 @@ void Optimizer::Step() {
     grads[i] = g->is_contiguous() ? std::move(g) : MakeContiguous(g, &Session::Current().thread_pool());
   }
   NoGradGuard no_grad;
+  std::vector<TensorPtr> present;
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (grads[i]) PrepareState(i);
+    if (!grads[i]) continue;
+    PrepareState(i);
+    present.push_back(grads[i]);
   }
+  if (present.empty()) return;
+  used_ = true;
+  if (loss_scaling()) ops::NonFiniteCheck(scaler_, present);
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!grads[i]) continue;
     try {
@@ -67,6 +74,50 @@ void Optimizer::Step() {
       throw Error(e.code(), "parameter " + std::to_string(i) + ": " + e.message());
     }
   }
+  if (loss_scaling()) ops::UpdateLossScale(scaler_, scale_options_);
+}
+
+void Optimizer::EnableLossScaling(const LossScaleOptions& options) {
+  CheckLossScaleOptions(options);
+  if (loss_scaling()) OF_THROW(FailedPrecondition) << "loss scaling is already on";
+  if (used_) {
+    OF_THROW(FailedPrecondition) << "loss scaling must be turned on before the optimizer's first step and before it "
+                                    "is added to a graph";
+  }
+  const Device device = params_[0]->device();
+  scaler_ = LossScaleState{.scale = Full(DType::Float32(), Shape{}, options.init_scale, device),
+                           .growth_tracker = Full(DType::Int64(), Shape{}, 0.0, device),
+                           .found_inf = Full(DType::Float32(), Shape{}, 0.0, device),
+                           .skipped_steps = Full(DType::Int64(), Shape{}, 0.0, device)};
+  scale_options_ = options;
+}
+
+TensorPtr Optimizer::ScaleLoss(const TensorPtr& loss) const {
+  OF_CHECK(loss) << "the loss is null";
+  if (!loss_scaling()) {
+    OF_THROW(FailedPrecondition) << "loss scaling is off: turn it on (enable_loss_scaling) before scaling a loss";
+  }
+  OF_CHECK(loss->dtype()->is_floating_point()) << "the loss must be floating-point, got " << loss->dtype();
+  return ops::Mul(loss, scaler_.scale);
+}
+
+double Optimizer::loss_scale() const { return loss_scaling() ? *scaler_.scale->data<float>() : 1.0; }
+
+int64_t Optimizer::skipped_steps() const { return loss_scaling() ? *scaler_.skipped_steps->data<int64_t>() : 0; }
+
+bool Optimizer::last_step_skipped() const { return loss_scaling() && *scaler_.found_inf->data<float>() != 0.0f; }
+
+void Optimizer::TraceStepBegin(const std::vector<TensorPtr>& lazy_grads) {
+  used_ = true;
+  if (!loss_scaling()) return;
+  NoGradGuard no_grad;
+  ops::NonFiniteCheck(scaler_, lazy_grads);
+}
+
+void Optimizer::TraceStepEnd() {
+  if (!loss_scaling()) return;
+  NoGradGuard no_grad;
+  ops::UpdateLossScale(scaler_, scale_options_);
 }
 
 void Optimizer::TraceUpdate(size_t i, const TensorPtr& lazy_grad) {
@@ -104,9 +155,13 @@ void SGD::Update(size_t i, const TensorPtr& grad) {
   SgdOptions o = options_;
   o.lr = lr();
   const bool first_step = o.momentum != 0.0 && !started_[i];
-  ops::SgdUpdate(params()[i], grad, momentum_buffers_[i], o, first_step);
+  ops::SgdUpdate(params()[i], grad, momentum_buffers_[i], o, first_step, scaling());
   // A traced update has not run yet: the graph reports its steps (TracedStepDone).
-  if (!grad->is_lazy()) started_[i] = true;
+  if (!grad->is_lazy() && !last_step_skipped()) started_[i] = true;
+}
+
+void SGD::TracedStepDone(size_t i) {
+  if (!last_step_skipped()) started_[i] = true;
 }
 
 Adam::Adam(std::vector<TensorPtr> params, const AdamOptions& options)
@@ -136,7 +191,7 @@ void Adam::Update(size_t i, const TensorPtr& grad) {
   o.lr = lr();
   const TensorPtr& param = params()[i];
   State& s = state_[i];
-  ops::AdamUpdate(param, grad, s.exp_avg, s.exp_avg_sq, s.step, o);
+  ops::AdamUpdate(param, grad, s.exp_avg, s.exp_avg_sq, s.step, o, scaling());
 }
 
 }  // namespace oneflow

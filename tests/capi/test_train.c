@@ -529,6 +529,80 @@ static void test_training_loop_through_autograd(void** state) {
   of_tensor_release(x);
 }
 
+/* Dynamic loss scaling: a step on finite gradients equals the unscaled step (scale 2^10: exact), a step
+ * whose gradients hold an inf is skipped and halves the scale; its errors. */
+static void test_loss_scaling(void** state) {
+  of_session_t* s = *state;
+  of_loss_scale_options_t d;
+  memset(&d, 0x7f, sizeof d);
+  of_loss_scale_options_init(&d);
+  assert_int_equal(d.struct_size, sizeof(of_loss_scale_options_t));
+  assert_true(d.init_scale == 65536.0 && d.growth_factor == 2.0 && d.backoff_factor == 0.5);
+  assert_int_equal(d.growth_interval, 2000);
+  of_loss_scale_options_init(NULL);
+
+  const double p0[2] = {1.0, -2.0};
+  of_tensor_t* p = vec_f64(s, p0, 2);
+  ASSERT_OK(of_tensor_set_requires_grad(p, 1));
+  of_sgd_options_t o;
+  of_sgd_options_init(&o);
+  o.lr = 0.1;
+  of_optimizer_t* opt = NULL;
+  ASSERT_OK(of_optimizer_sgd_create(s, &p, 1, &o, &opt));
+  double scale = 0;
+  int64_t skipped = -1;
+  ASSERT_OK(of_optimizer_loss_scale(opt, &scale, &skipped));
+  assert_true(scale == 1.0); /* off */
+  assert_int_equal(skipped, 0);
+  of_tensor_t* bad = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_optimizer_scale_loss(s, opt, p, &bad), OF_STATUS_FAILED_PRECONDITION, "loss scaling is off");
+  of_loss_scale_options_t lo;
+  of_loss_scale_options_init(&lo);
+  lo.backoff_factor = 2.0;
+  ASSERT_STATUS(of_optimizer_enable_loss_scaling(s, opt, &lo), OF_STATUS_INVALID_ARGUMENT, "backoff_factor");
+  lo.backoff_factor = 0.5;
+  lo.init_scale = 1024.0;
+  lo.growth_interval = 2;
+  ASSERT_OK(of_optimizer_enable_loss_scaling(s, opt, &lo));
+  ASSERT_STATUS(of_optimizer_enable_loss_scaling(s, opt, NULL), OF_STATUS_FAILED_PRECONDITION, "already on");
+  ASSERT_STATUS(of_optimizer_scale_loss(s, opt, NULL, &bad), OF_STATUS_INVALID_ARGUMENT, "loss");
+  ASSERT_STATUS(of_optimizer_scale_loss(s, opt, p, NULL), OF_STATUS_INVALID_ARGUMENT, "out_scaled");
+
+  /* loss = sum(x * p), so grad = x: step 1 finite (p -= 0.1 x), step 2 with an inf (skipped). */
+  const double xs[2][2] = {{0.5, 1.0}, {INFINITY, 1.0}};
+  const double want_p[2][2] = {{0.95, -2.1}, {0.95, -2.1}};
+  const double want_scale[2] = {1024.0, 512.0};
+  for (int step = 0; step < 2; ++step) {
+    of_tensor_t *x = vec_f64(s, xs[step], 2), *xp = NULL, *loss = NULL, *scaled = NULL;
+    ASSERT_OK(of_optimizer_zero_grad(opt));
+    ASSERT_OK(of_mul(s, x, p, &xp));
+    ASSERT_OK(of_sum(s, xp, NULL, 0, 0, &loss));
+    ASSERT_OK(of_optimizer_scale_loss(s, opt, loss, &scaled));
+    ASSERT_OK(of_tensor_backward(s, scaled, NULL, 0));
+    ASSERT_OK(of_optimizer_step(s, opt));
+    assert_values_near(p, want_p[step], 2, 0.0);
+    ASSERT_OK(of_optimizer_loss_scale(opt, &scale, NULL));
+    assert_true(scale == want_scale[step]);
+    ASSERT_OK(of_optimizer_loss_scale(opt, NULL, &skipped));
+    assert_int_equal(skipped, step);
+    of_tensor_release(scaled);
+    of_tensor_release(loss);
+    of_tensor_release(xp);
+    of_tensor_release(x);
+  }
+  ASSERT_STATUS(of_optimizer_loss_scale(NULL, &scale, NULL), OF_STATUS_INVALID_ARGUMENT, "optimizer");
+  of_optimizer_destroy(opt);
+
+  /* After a step it is too late to turn it on. */
+  ASSERT_OK(of_optimizer_sgd_create(s, &p, 1, &o, &opt));
+  const double g[2] = {1.0, 1.0};
+  set_grad(s, p, g, 2);
+  ASSERT_OK(of_optimizer_step(s, opt));
+  ASSERT_STATUS(of_optimizer_enable_loss_scaling(s, opt, NULL), OF_STATUS_FAILED_PRECONDITION, "first step");
+  of_optimizer_destroy(opt);
+  of_tensor_release(p);
+}
+
 /*===--- safetensors -----------------------------------------------------------------------===*/
 
 static void test_safetensors_round_trip(void** state) {
@@ -729,6 +803,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_optimizer_errors, of_test_setup_session, of_test_teardown_session),
       cmocka_unit_test_setup_teardown(test_training_loop_through_autograd, of_test_setup_session,
                                       of_test_teardown_session),
+      cmocka_unit_test_setup_teardown(test_loss_scaling, of_test_setup_session, of_test_teardown_session),
       cmocka_unit_test_setup_teardown(test_safetensors_round_trip, of_test_setup_session, of_test_teardown_session),
       cmocka_unit_test_setup_teardown(test_safetensors_errors, of_test_setup_session, of_test_teardown_session),
   };

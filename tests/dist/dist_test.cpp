@@ -205,11 +205,13 @@ TensorPtr Loss(const Model& m, const TensorPtr& x, const TensorPtr& labels) {
   return ops::CrossEntropy(logits, labels);
 }
 
-// Samples [first, first + n) of step `step`'s global batch.
-std::pair<TensorPtr, TensorPtr> Batch(Symbol<DType> dt, int64_t step, int64_t first, int64_t n) {
+// Samples [first, first + n) of step `step`'s global batch; with `inf_step`, that step's sample 0 holds
+// an inf (so its gradients do: on rank 0 only, before they are averaged).
+std::pair<TensorPtr, TensorPtr> Batch(Symbol<DType> dt, int64_t step, int64_t first, int64_t n, int64_t inf_step = -1) {
   std::vector<double> x, y;
   for (int64_t s = first; s < first + n; ++s) {
     for (int64_t i = 0; i < 2 * 6 * 6; ++i) x.push_back(std::cos(0.37 * static_cast<double>(step * 1000 + s * 72 + i)));
+    if (s == 0 && step == inf_step) x[x.size() - 5] = INFINITY;
     y.push_back(static_cast<double>((s + step) % 3));
   }
   return {FromDoubles(dt, {n, 2, 6, 6}, x), FromDoubles(DType::Int64(), {n}, y)};
@@ -218,11 +220,14 @@ std::pair<TensorPtr, TensorPtr> Batch(Symbol<DType> dt, int64_t step, int64_t fi
 struct TrainOptions {
   bool batch_norm = false;             // the model with a batch norm
   bool sync_batch_norm_stats = false;  // data-parallel: its running statistics averaged over the ranks
+  // Dynamic loss scaling (Note [Loss scaling]), with an inf in the batch of step 1: every rank must skip
+  // that step, though only rank 0's own gradients hold the inf.
+  bool loss_scaling = false;
 };
 
 // Trains kSteps steps through a graph on samples [first, first + n) of each global batch, data-parallel
 // over `group` if given; returns the parameters' values, then (with a batch norm) the running means and
-// variances.
+// variances, then (with loss scaling) the scale and the number of skipped steps.
 std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>& group, int64_t first, int64_t n,
                           TrainOptions options = {}) {
   const auto session = std::make_shared<Session>(SessionOptions{});
@@ -233,6 +238,7 @@ std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>&
     m.running_var = FromDoubles(dt, {4}, {1, 1, 1, 1});
   }
   auto opt = std::make_shared<SGD>(m.params(), SgdOptions{.lr = 0.1, .momentum = 0.9});
+  if (options.loss_scaling) opt->EnableLossScaling({.init_scale = 1024.0, .growth_interval = 2});
   graph::Graph g(session, "dp_train", graph::GraphOptions{});
   if (group) {
     g.SetDataParallel(graph::DataParallel{.group = group,
@@ -243,12 +249,12 @@ std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>&
   const TensorPtr x = g.AddInput("x", dt, Shape{Dim::Unknown(), 2, 6, 6});
   const TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
   const TensorPtr loss = Loss(m, x, y);
-  Backward({loss}, {TensorPtr()});
+  Backward({options.loss_scaling ? opt->ScaleLoss(loss) : loss}, {TensorPtr()});
   g.AddOptimizer(opt);
   g.AddOutput(loss);
   g.EndBuild();
   for (int64_t step = 0; step < kSteps; ++step) {
-    const auto [bx, by] = Batch(dt, step, first, n);
+    const auto [bx, by] = Batch(dt, step, first, n, options.loss_scaling ? 1 : -1);
     g.Run({bx, by});
   }
   std::vector<double> values;
@@ -258,13 +264,14 @@ std::vector<double> Train(Symbol<DType> dt, const std::shared_ptr<ProcessGroup>&
     const std::vector<double> v = ToDoubles(t);
     values.insert(values.end(), v.begin(), v.end());
   }
+  if (options.loss_scaling) values.insert(values.end(), {opt->loss_scale(), static_cast<double>(opt->skipped_steps())});
   return values;
 }
 
-int DataParallelTraining(Rank& me, Symbol<DType> dt) {
+int DataParallelTraining(Rank& me, Symbol<DType> dt, TrainOptions options = {}) {
   const auto g = me.Join();
   const int64_t share = kBatch / me.world;
-  for (double v : Train(dt, g, me.rank * share, share)) me.out << fmt::format("{:a}\n", v);  // exact
+  for (double v : Train(dt, g, me.rank * share, share, options)) me.out << fmt::format("{:a}\n", v);  // exact
   return 0;
 }
 
@@ -366,6 +373,7 @@ int RunScenario(const std::string& scenario, Rank& me) {
   if (scenario == "collectives_cuda") return Collectives(me, Device{DeviceType::kCUDA, me.rank});
   if (scenario == "train_f64") return DataParallelTraining(me, DType::Float64());
   if (scenario == "train_f32") return DataParallelTraining(me, DType::Float32());
+  if (scenario == "train_scaled") return DataParallelTraining(me, DType::Float64(), {.loss_scaling = true});
   if (scenario == "bn_stats") return RunningStatsAveraged(me);
   if (scenario == "rank_exits") return RankExits(me);
   if (scenario == "rank_hangs") return RankHangs(me);
@@ -480,12 +488,17 @@ TEST(ProcessGroup, CollectivesOnCudaTensorsGoThroughNccl) {
 TEST(ProcessGroup, TcpRendezvous) { ExpectEveryRankSucceeds("collectives", {2}, /*tcp=*/true); }
 
 // N processes on 1/N of each batch end with the parameters of one process on the whole batch.
+// With loss scaling (train_scaled), the step whose batch holds an inf is skipped by every rank and by
+// the one process: the check reads the averaged gradients.
 TEST(DataParallel, TrainingEqualsOneProcessOnTheWholeBatch) {
-  for (const auto& [scenario, dt, tol] : {std::tuple("train_f64", DType::Float64(), 1e-10),
-                                          std::tuple("train_f32", DType::Float32(), 2e-5)}) {
-    std::vector<double> want;
-    {
-      want = Train(dt, nullptr, 0, kBatch);
+  for (const auto& [scenario, dt, tol, options] :
+       {std::tuple("train_f64", DType::Float64(), 1e-10, TrainOptions{}),
+        std::tuple("train_f32", DType::Float32(), 2e-5, TrainOptions{}),
+        std::tuple("train_scaled", DType::Float64(), 1e-10, TrainOptions{.loss_scaling = true})}) {
+    const std::vector<double> want = Train(dt, nullptr, 0, kBatch, options);
+    if (options.loss_scaling) {
+      EXPECT_EQ(want.back(), 1.0);               // one skipped step
+      EXPECT_EQ(want[want.size() - 2], 1024.0);  // 1024, halved at step 1, doubled after steps 2 and 3
     }
     for (const int32_t world : {2, 3}) {
       SCOPED_TRACE(fmt::format("{} world {}", scenario, world));

@@ -168,7 +168,7 @@ std::vector<double> TrainEager(const ResNet& m, const std::vector<Batch>& batche
     TensorPtr loss = Loss(m, batches[i].x, batches[i].y);
     losses.push_back(ToDoubles(loss)[0]);
     opt->ZeroGrad();
-    Backward({loss}, {nullptr});
+    Backward({opt->loss_scaling() ? opt->ScaleLoss(loss) : loss}, {nullptr});
     opt->Step();
   }
   if (out_opt != nullptr) *out_opt = opt;
@@ -194,7 +194,7 @@ LazyRun TrainLazy(const std::shared_ptr<Session>& session, const ResNet& m, cons
   TensorPtr y = g.AddInput("y", DType::Int64(), Shape{Dim::Unknown()});
   TensorPtr loss = Loss(m, x, y);
   EXPECT_TRUE(loss->is_lazy());
-  Backward({loss}, {nullptr});
+  Backward({run.opt->loss_scaling() ? run.opt->ScaleLoss(loss) : loss}, {nullptr});
   g.AddOptimizer(run.opt);
   g.AddOutput(loss);
   g.EndBuild();
@@ -261,6 +261,15 @@ MakeOptimizer Sgd(bool nesterov) {
   };
 }
 
+// Sgd(true) with dynamic loss scaling.
+MakeOptimizer ScaledSgd(const LossScaleOptions& scaling) {
+  return [scaling](const std::vector<TensorPtr>& params) -> std::shared_ptr<Optimizer> {
+    std::shared_ptr<Optimizer> opt = Sgd(true)(params);
+    opt->EnableLossScaling(scaling);
+    return opt;
+  };
+}
+
 MakeOptimizer AdamOpt() {
   return [](const std::vector<TensorPtr>& params) -> std::shared_ptr<Optimizer> {
     return std::make_shared<Adam>(params, AdamOptions{.lr = 0.01, .weight_decay = 1e-3});
@@ -296,7 +305,15 @@ void RunTrainCase(const TrainCase& c) {
   EXPECT_NE(ToDoubles(lazy.bn3.mean), ToDoubles(init.bn3.mean));
   EXPECT_NE(eager_losses.front(), eager_losses.back());
   const double model_err = ExpectSameModel(lazy, eager, rtol);
-  // The optimizer state as well.
+  // The optimizer state as well: the loss scaler's (the same steps skipped) and the per-parameter one.
+  EXPECT_EQ(run.opt->loss_scale(), eager_opt->loss_scale());
+  EXPECT_EQ(run.opt->skipped_steps(), eager_opt->skipped_steps());
+  if (eager_opt->loss_scaling()) {  // the scaled cases here are built to skip some steps and take others
+    EXPECT_GT(eager_opt->skipped_steps(), 0);
+    EXPECT_LT(eager_opt->skipped_steps(), static_cast<int64_t>(batches.size()));
+    std::printf("[ %s ] loss scale %g after %lld skipped steps of %zu\n", c.name, eager_opt->loss_scale(),
+                static_cast<long long>(eager_opt->skipped_steps()), batches.size());
+  }
   if (auto* es = dynamic_cast<SGD*>(eager_opt.get())) {
     auto* ls = dynamic_cast<SGD*>(run.opt.get());
     ASSERT_NE(ls, nullptr);
@@ -350,6 +367,16 @@ TEST(TrainGraph, AdamFloat32EqualsEager) {
 TEST(TrainGraph, SgdHalfPrecisionModelsEqualEager) {
   RunTrainCase({"sgd nesterov f16", DType::Float16(), Sgd(true), NoChange, {4, 4, 4, 4, 4}});
   RunTrainCase({"sgd nesterov bf16", DType::BFloat16(), Sgd(true), NoChange, {4, 4, 4, 4, 4}});
+}
+
+// Note [Loss scaling]: a float16 model whose loss is scaled past float16's range (65504) gets inf
+// gradients: the step is skipped and the scale backs off by 2^-4; growing it by 2^4 after two clean steps
+// overflows it again. The graph's check, skips (the first steps, so SGD's first step comes later) and
+// scale updates equal eager's.
+TEST(TrainGraph, LossScaledSgdSkipsTheSameStepsAsEager) {
+  const LossScaleOptions scaling{
+      .init_scale = 0x1p20, .growth_factor = 0x1p4, .backoff_factor = 0x1p-4, .growth_interval = 2};
+  RunTrainCase({"loss-scaled sgd f16", DType::Float16(), ScaledSgd(scaling), NoChange, {4, 4, 4, 4, 4, 4, 4, 4}});
 }
 
 // The lr changes between steps (Optimizer::set_lr on each side): the graph reads the current lr per run.
@@ -446,10 +473,11 @@ TEST(TrainGraph, MemoryPlanOfTheTrainingGraph) {
 
 // ---- mixed precision --------------------------------------------------------------------------------
 
-// Note [Autocast]: the same float32 model trained under bfloat16 autocast, eagerly and through a graph,
-// tracks its float32 training: the mean loss over each window of kWindow steps stays within kTrack
-// (absolute) of float32's while the loss falls to a fraction of where it started.
-TEST(TrainGraph, Bfloat16AutocastTracksFloat32) {
+// Note [Autocast]: the same float32 model trained under `dtype` autocast (with `make`'s optimizer),
+// eagerly and through a graph, tracks its float32 training (plain SGD): the mean loss over each window of
+// kWindow steps stays within kTrack (absolute) of float32's while the loss falls to a fraction of where it
+// started. Returns the optimizer of the eager mixed-precision run.
+std::shared_ptr<Optimizer> ExpectAutocastTracksFloat32(Symbol<DType> dtype, const MakeOptimizer& make) {
   constexpr int kSteps = 200, kWindow = 20;
   constexpr double kTrack = 0.1;
   const auto session_owner = std::make_shared<Session>(SessionOptions{});
@@ -463,29 +491,31 @@ TEST(TrainGraph, Bfloat16AutocastTracksFloat32) {
   const std::vector<double> f32_losses = TrainEager(f32, batches, Sgd(true), NoChange);
   const ResNet eager = CopyResNet(init), lazy = CopyResNet(init);
   std::vector<double> eager_losses;
+  std::shared_ptr<Optimizer> eager_opt;
   LazyRun run;
   {
-    AutocastGuard autocast(DType::BFloat16());
-    eager_losses = TrainEager(eager, batches, Sgd(true), NoChange);
-    run = TrainLazy(session_owner, lazy, batches, Sgd(true), NoChange);
+    AutocastGuard autocast(dtype);
+    eager_losses = TrainEager(eager, batches, make, NoChange, &eager_opt);
+    run = TrainLazy(session_owner, lazy, batches, make, NoChange);
   }
   // float32 master weights and gradients; the graph holds the casts as nodes.
   for (const TensorPtr& p : eager.Params()) {
     EXPECT_EQ(p->dtype(), DType::Float32());
-    ASSERT_TRUE(p->grad());
-    EXPECT_EQ(p->grad()->dtype(), DType::Float32());
+    EXPECT_TRUE(p->grad() && p->grad()->dtype() == DType::Float32());
   }
   EXPECT_NE(run.dump.find("cast"), std::string::npos) << run.dump;
-  // bfloat16 really ran: the losses are not float32's. The graph runs what eager runs.
+  // The half dtype really ran: the losses are not float32's. The graph runs what eager runs.
   EXPECT_NE(eager_losses, f32_losses);
-  ExpectClose(run.losses, eager_losses, 1e-3, "lazy vs eager bf16 loss");
+  ExpectClose(run.losses, eager_losses, 1e-3, "lazy vs eager loss");
+  EXPECT_EQ(run.opt->loss_scale(), eager_opt->loss_scale());
+  EXPECT_EQ(run.opt->skipped_steps(), eager_opt->skipped_steps());
 
   auto window = [](const std::vector<double>& losses, int w) {
     double s = 0;
     for (int i = w * kWindow; i < (w + 1) * kWindow; ++i) s += losses[static_cast<size_t>(i)];
     return s / kWindow;
   };
-  std::printf("[ bf16 autocast ] window mean losses (f32 / eager bf16 / lazy bf16):");
+  std::printf("[ %s autocast ] window mean losses (f32 / eager / lazy):", std::string(dtype->name()).c_str());
   double worst = 0;
   for (int w = 0; w < kSteps / kWindow; ++w) {
     const double ref = window(f32_losses, w), e = window(eager_losses, w), l = window(run.losses, w);
@@ -496,6 +526,21 @@ TEST(TrainGraph, Bfloat16AutocastTracksFloat32) {
   }
   std::printf("; worst window difference %.4f\n", worst);
   EXPECT_LT(window(f32_losses, kSteps / kWindow - 1), 0.3 * window(f32_losses, 0));
+  return eager_opt;
+}
+
+TEST(TrainGraph, Bfloat16AutocastTracksFloat32) { ExpectAutocastTracksFloat32(DType::BFloat16(), Sgd(true)); }
+
+// float16 with the dynamic loss scaler, from a scale of 2^18 that overflows float16's gradients at first
+// (the first steps are skipped until it fits), growing every 25 steps: skipped steps leave the tracking
+// intact.
+TEST(TrainGraph, Float16AutocastWithLossScalingTracksFloat32) {
+  const std::shared_ptr<Optimizer> opt = ExpectAutocastTracksFloat32(
+      DType::Float16(), ScaledSgd(LossScaleOptions{.init_scale = 0x1p18, .growth_interval = 25}));
+  std::printf("[ f16 autocast ] loss scale %g after %lld skipped steps\n", opt->loss_scale(),
+              static_cast<long long>(opt->skipped_steps()));
+  EXPECT_GT(opt->skipped_steps(), 0);
+  EXPECT_LT(opt->skipped_steps(), 20);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // sgd_update and adam_update against float64 reference loops written here, over several steps, and
-// against a few values computed by hand; their errors.
+// against a few values computed by hand; their errors. The loss scaler's ops (Note [Loss scaling]):
+// non_finite_check against std::isfinite, update_loss_scale against PyTorch's rule, and the updates'
+// unscaling (exact for a power-of-two scale) and skipping.
 #include <cmath>
 
 #include "core/train/optimizer.h"
@@ -247,13 +249,185 @@ TEST(AdamUpdate, Errors) {
   ExpectTensorNear(step, DType::Int64(), Shape{}, {0.0}, 0, 0);  // failed calls took no step
 }
 
+// ---- loss scaling ---------------------------------------------------------------------------------
+
+LossScaleState ScalerState(double scale, double found_inf = 0.0) {
+  return LossScaleState{.scale = FromDoubles(kF32, Shape{}, {scale}),
+                        .growth_tracker = FromDoubles(DType::Int64(), Shape{}, {0.0}),
+                        .found_inf = FromDoubles(kF32, Shape{}, {found_inf}),
+                        .skipped_steps = FromDoubles(DType::Int64(), Shape{}, {0.0})};
+}
+
+double Scalar(const TensorPtr& t) { return ToDoubles(t)[0]; }
+
+bool AnyNonFiniteRef(const std::vector<TensorPtr>& grads) {
+  for (const TensorPtr& g : grads) {
+    for (double v : ToDoubles(g)) {
+      if (!std::isfinite(v)) return true;
+    }
+  }
+  return false;
+}
+
+TEST(NonFiniteCheck, FindsInfAndNanInEveryFloatingDType) {
+  for (Symbol<DType> dtype : FloatingDTypes()) {
+    SCOPED_TRACE(std::string(dtype->name()));
+    const LossScaleState state = ScalerState(1.0, 7.0);  // found_inf starts as garbage: it is overwritten
+    auto check = [&](const std::vector<TensorPtr>& grads) {
+      ops::NonFiniteCheck(state, grads);
+      EXPECT_EQ(Scalar(state.found_inf), AnyNonFiniteRef(grads) ? 1.0 : 0.0);
+      return Scalar(state.found_inf);
+    };
+    const TensorPtr a = RandomTensor(dtype, Shape{5, 7}), b = RandomTensor(dtype, Shape{3});
+    EXPECT_EQ(check({a, b}), 0.0);
+    // The largest finite value is finite; +-inf and NaN anywhere in any gradient are not.
+    const double largest = dtype == DType::Float16()    ? 65504.0
+                           : dtype == DType::BFloat16() ? 3.3895313892515355e38
+                           : dtype == kF32              ? 3.4028234663852886e38
+                                                        : 1.7976931348623157e308;
+    EXPECT_EQ(check({a, FromDoubles(dtype, Shape{3}, {largest, -largest, 0.0})}), 0.0);
+    for (double bad : {INFINITY, -INFINITY, NAN}) {
+      for (size_t at : {size_t{0}, size_t{17}, size_t{34}}) {
+        std::vector<double> v = ToDoubles(a);
+        v[at] = bad;
+        EXPECT_EQ(check({b, FromDoubles(dtype, Shape{5, 7}, v)}), 1.0) << bad << " at " << at;
+      }
+    }
+    // A strided gradient, and one large enough to be checked in parallel chunks (NaN in the last one).
+    std::vector<double> v = ToDoubles(a);
+    v[33] = NAN;
+    EXPECT_EQ(check({NonContiguous(FromDoubles(dtype, Shape{5, 7}, v))}), 1.0);
+    std::vector<double> big(300001, 0.5);
+    EXPECT_EQ(check({FromDoubles(dtype, Shape{300001}, big)}), 0.0);
+    big.back() = -INFINITY;
+    EXPECT_EQ(check({FromDoubles(dtype, Shape{300001}, big)}), 1.0);
+    // Gradients of several dtypes in one check (float32 master weights beside a half one).
+    EXPECT_EQ(check({RandomTensor(kF64, Shape{4}), FromDoubles(dtype, Shape{2}, {1.0, INFINITY})}), 1.0);
+    EXPECT_EQ(check({a, RandomTensor(kF64, Shape{4})}), 0.0);
+    MarkCovered("non_finite_check", dtype);
+  }
+}
+
+// PyTorch's _amp_update_scale_, in double.
+struct ScalerReference {
+  LossScaleOptions o;
+  double scale = o.init_scale;
+  int64_t tracker = 0, skipped = 0;
+  void Update(bool found_inf) {
+    if (found_inf) {
+      scale *= o.backoff_factor;
+      tracker = 0;
+      ++skipped;
+    } else if (++tracker == o.growth_interval) {
+      if (std::isfinite(static_cast<float>(scale * o.growth_factor))) scale *= o.growth_factor;
+      tracker = 0;
+    }
+  }
+};
+
+TEST(UpdateLossScale, FollowsPyTorchsRuleOverASequence) {
+  for (const LossScaleOptions& o :
+       {LossScaleOptions{.init_scale = 1024.0, .growth_interval = 3},
+        LossScaleOptions{.init_scale = 8.0, .growth_factor = 3.0, .backoff_factor = 0.25, .growth_interval = 1},
+        LossScaleOptions{.init_scale = 3e38, .growth_interval = 2}}) {
+    const LossScaleState state = ScalerState(o.init_scale);
+    ScalerReference ref{.o = o};
+    int step = 0;
+    for (bool found : {false, false, false, true, false, false, false, false, true, true, false, false, false}) {
+      state.found_inf->data<float>()[0] = found ? 1.0f : 0.0f;
+      ops::UpdateLossScale(state, o);
+      ref.Update(found);
+      SCOPED_TRACE("step " + std::to_string(step++));
+      EXPECT_EQ(Scalar(state.scale), static_cast<double>(static_cast<float>(ref.scale)));
+      EXPECT_EQ(Scalar(state.growth_tracker), static_cast<double>(ref.tracker));
+      EXPECT_EQ(Scalar(state.skipped_steps), static_cast<double>(ref.skipped));
+      EXPECT_TRUE(std::isfinite(Scalar(state.scale)));  // growth past float32's range is not taken
+    }
+  }
+  MarkCovered("update_loss_scale", kF32);
+}
+
+TEST(UpdateLossScale, Errors) {
+  const LossScaleState s = ScalerState(4.0);
+  const auto invalid = StatusCode::kInvalidArgument;
+  ExpectError([&] { ops::UpdateLossScale(s, LossScaleOptions{.growth_factor = 1.0}); }, invalid, {"growth_factor"});
+  ExpectError([&] { ops::UpdateLossScale(s, LossScaleOptions{.backoff_factor = 1.0}); }, invalid, {"backoff_factor"});
+  ExpectError([&] { ops::UpdateLossScale(s, LossScaleOptions{.growth_interval = 0}); }, invalid, {"growth_interval"});
+  LossScaleState bad = s;
+  bad.growth_tracker = FromDoubles(kF32, Shape{}, {0.0});
+  ExpectError([&] { ops::UpdateLossScale(bad, LossScaleOptions{}); }, invalid, {"growth_tracker", "int64", "float32"});
+  bad = s;
+  bad.scale = FromDoubles(kF32, Shape{1}, {4.0});
+  ExpectError([&] { ops::UpdateLossScale(bad, LossScaleOptions{}); }, invalid, {"scale", "0-d", "(1,)"});
+  EXPECT_EQ(Scalar(s.scale), 4.0);  // the failed calls wrote nothing
+  ExpectError([&] { ops::NonFiniteCheck(s, {RandomTensor(DType::Int32(), Shape{2})}); }, invalid,
+              {"non_finite_check", "grads[0]", "int32"});
+  ExpectError([&] { ops::NonFiniteCheck(s, {}); }, invalid, {"at least one"});
+}
+
+// A step on grad * 2^k with scale 2^k equals the step on grad, bit for bit (dividing by a power of two
+// is exact); with found_inf set, nothing is written.
+TEST(LossScaledUpdates, UnscaleExactlyAndSkipOnInf) {
+  for (Symbol<DType> dtype : FloatingDTypes()) {
+    SCOPED_TRACE(std::string(dtype->name()));
+    const double scale = 1024.0;
+    const Shape shape{4, 5};
+    const TensorPtr grad = RandomTensor(dtype, shape, -1.0, 1.0);
+    const TensorPtr scaled = FromDoubles(dtype, shape, [&] {
+      std::vector<double> v = ToDoubles(grad);
+      for (double& x : v) x *= scale;
+      return v;
+    }());
+    const LossScaleState clean = ScalerState(scale), inf = ScalerState(scale, 1.0);
+    const SgdOptions sgd{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01};
+    const TensorPtr p0 = RandomTensor(dtype, shape), b0 = RandomTensor(dtype, shape);
+    TensorPtr p = FromDoubles(dtype, shape, ToDoubles(p0)), b = FromDoubles(dtype, shape, ToDoubles(b0));
+    TensorPtr q = FromDoubles(dtype, shape, ToDoubles(p0)), c = FromDoubles(dtype, shape, ToDoubles(b0));
+    ops::SgdUpdate(p, grad, b, sgd, false);
+    ops::SgdUpdate(q, scaled, c, sgd, false, &clean);
+    EXPECT_EQ(ToDoubles(q), ToDoubles(p));
+    EXPECT_EQ(ToDoubles(c), ToDoubles(b));
+    ops::SgdUpdate(q, scaled, c, sgd, false, &inf);
+    EXPECT_EQ(ToDoubles(q), ToDoubles(p));  // skipped
+    EXPECT_EQ(ToDoubles(c), ToDoubles(b));
+
+    const AdamOptions adam{.lr = 0.01, .weight_decay = 0.1, .decoupled_weight_decay = true};
+    TensorPtr m = FromDoubles(dtype, shape, std::vector<double>(20, 0.0)),
+              v = FromDoubles(dtype, shape, std::vector<double>(20, 0.0));
+    TensorPtr m2 = FromDoubles(dtype, shape, std::vector<double>(20, 0.0)),
+              v2 = FromDoubles(dtype, shape, std::vector<double>(20, 0.0));
+    TensorPtr t = FromDoubles(DType::Int64(), Shape{}, {0.0}), t2 = FromDoubles(DType::Int64(), Shape{}, {0.0});
+    ops::AdamUpdate(p, grad, m, v, t, adam);
+    ops::AdamUpdate(q, scaled, m2, v2, t2, adam, &clean);
+    EXPECT_EQ(ToDoubles(q), ToDoubles(p));
+    EXPECT_EQ(ToDoubles(v2), ToDoubles(v));
+    ops::AdamUpdate(q, scaled, m2, v2, t2, adam, &inf);
+    EXPECT_EQ(ToDoubles(q), ToDoubles(p));  // skipped: the step count does not advance either
+    EXPECT_EQ(ToDoubles(m2), ToDoubles(m));
+    EXPECT_EQ(Scalar(t2), 1.0);
+  }
+}
+
+TEST(LossScaledUpdates, Errors) {
+  TensorPtr p = RandomTensor(kF32, Shape{3});
+  TensorPtr g = RandomTensor(kF32, Shape{3});
+  LossScaleState s = ScalerState(2.0);
+  s.found_inf = FromDoubles(kF64, Shape{}, {0.0});
+  const auto invalid = StatusCode::kInvalidArgument;
+  ExpectError([&] { ops::SgdUpdate(p, g, nullptr, SgdOptions{.lr = 0.1}, false, &s); }, invalid,
+              {"sgd_update", "found_inf", "float32", "float64"});
+  s = ScalerState(2.0);
+  s.scale = FromDoubles(kF32, Shape{2}, {2.0, 2.0});
+  ExpectError([&] { ops::SgdUpdate(p, g, nullptr, SgdOptions{.lr = 0.1}, false, &s); }, invalid, {"scale", "0-d"});
+}
+
 TEST(OptimizerOps, AreNotRecordedByAutogradAndKeepLeaves) {
   TensorPtr p = RandomTensor(kF64, Shape{3});
   p->set_requires_grad(true);
   ops::SgdUpdate(p, RandomTensor(kF64, Shape{3}), nullptr, SgdOptions{.lr = 0.1}, false);
   EXPECT_TRUE(p->is_leaf());
   EXPECT_TRUE(p->requires_grad());
-  for (const char* name : {"sgd_update", "adam_update"}) {
+  for (const char* name : {"sgd_update", "adam_update", "non_finite_check", "update_loss_scale"}) {
     const OpDef& op = OpRegistry::Global().Get(name);
     EXPECT_EQ(op.backward, nullptr) << name;
     EXPECT_TRUE(op.outputs.empty()) << name;

@@ -1,6 +1,6 @@
 // The optimizer classes: steps against hand-computed values, parameters without grads, zero_grad,
 // the learning rate, per-parameter state, construction and step errors, and a small training loop
-// through autograd.
+// through autograd; dynamic loss scaling (Note [Loss scaling]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -270,6 +270,97 @@ TEST(Optimizer, TrainsALeastSquaresProblemThroughAutograd) {
     EXPECT_LT(last, 1e-6) << kind;
     ExpectNear(w, {2.0, -0.5, -0.5}, 1e-3);
   }
+}
+
+// ---- loss scaling ---------------------------------------------------------------------------------
+
+// loss = sum(x * w) for the step's x; its gradient is x. Scaled when the optimizer scales.
+void BackwardOf(Optimizer& opt, const TensorPtr& w, const std::vector<double>& x) {
+  opt.ZeroGrad();
+  const TensorPtr loss = ops::Sum(ops::Mul(Vec(x), w));
+  Backward({opt.loss_scaling() ? opt.ScaleLoss(loss) : loss}, {nullptr});
+}
+
+// A loss-scaled SGD (dampening, so that the first step's buffer = d shows) equals a plain one that takes
+// only the steps whose gradients were finite, exactly (the scales are powers of two); the scale backs
+// off on each skipped step and grows after growth_interval clean ones. A skipped first step leaves the
+// next one the first (the buffer set to d, PyTorch's rule).
+TEST(LossScaling, SkipsNonFiniteStepsAndOtherwiseEqualsUnscaledSteps) {
+  for (Symbol<DType> dtype : {DType::Float32(), kF64}) {
+    SCOPED_TRACE(std::string(dtype->name()));
+    TensorPtr w = Vec({1.0, -2.0, 0.5}, dtype), v = Vec({1.0, -2.0, 0.5}, dtype);
+    w->set_requires_grad(true);
+    v->set_requires_grad(true);
+    const SgdOptions o{.lr = 0.1, .momentum = 0.9, .dampening = 0.3, .weight_decay = 0.01};
+    SGD scaled({w}, o), plain({v}, o);
+    EXPECT_EQ(scaled.loss_scale(), 1.0);  // off
+    scaled.EnableLossScaling({.init_scale = 1024.0, .growth_interval = 2});
+    EXPECT_TRUE(scaled.loss_scaling());
+    EXPECT_FALSE(plain.loss_scaling());
+    const std::vector<std::vector<double>> xs = {{INFINITY, 1.0, 2.0}, {0.5, -1.0, 2.0}, {1.0, NAN, 0.0},
+                                                 {-1.0, 0.25, 3.0},    {2.0, 2.0, -2.0}, {0.5, 0.5, 0.5}};
+    const std::vector<double> want_scale = {512, 512, 256, 256, 512, 512};
+    int64_t skipped = 0;
+    for (size_t s = 0; s < xs.size(); ++s) {
+      SCOPED_TRACE("step " + std::to_string(s));
+      BackwardOf(scaled, w, xs[s]);
+      scaled.Step();
+      const bool finite = std::isfinite(xs[s][0] + xs[s][1] + xs[s][2]);
+      EXPECT_EQ(scaled.last_step_skipped(), !finite);
+      if (finite) {
+        BackwardOf(plain, v, xs[s]);
+        plain.Step();
+      } else {
+        ++skipped;
+      }
+      EXPECT_EQ(Values(w), Values(v));
+      if (plain.momentum_buffer(0)) {
+        EXPECT_EQ(Values(scaled.momentum_buffer(0)), Values(plain.momentum_buffer(0)));
+      }
+      EXPECT_EQ(scaled.loss_scale(), want_scale[s]);
+      EXPECT_EQ(scaled.skipped_steps(), skipped);
+    }
+    EXPECT_NE(Values(w), (std::vector<double>{1.0, -2.0, 0.5}));  // it trained
+  }
+}
+
+TEST(LossScaling, AdamSkipsWithoutAdvancingItsStepCount) {
+  TensorPtr w = Param({1.0, 2.0});
+  Adam adam({w}, {.lr = 0.1});
+  adam.EnableLossScaling({});
+  BackwardOf(adam, w, {1.0, 2.0});
+  adam.Step();
+  EXPECT_EQ(adam.step_count(0), 1);
+  const std::vector<double> after = Values(w);
+  BackwardOf(adam, w, {INFINITY, 2.0});
+  adam.Step();
+  EXPECT_TRUE(adam.last_step_skipped());
+  EXPECT_EQ(adam.step_count(0), 1);
+  EXPECT_EQ(Values(w), after);
+  EXPECT_EQ(adam.loss_scale(), 32768.0);
+}
+
+TEST(LossScaling, Errors) {
+  TensorPtr w = Param({1.0});
+  SGD sgd({w}, {.lr = 0.1});
+  const TensorPtr loss = ops::Sum(w);
+  ExpectError([&] { sgd.ScaleLoss(loss); }, StatusCode::kFailedPrecondition, {"loss scaling is off"});
+  ExpectError([&] { sgd.EnableLossScaling({.init_scale = 0.0}); }, {"init_scale", "0"});
+  ExpectError([&] { sgd.EnableLossScaling({.growth_factor = 0.5}); }, {"growth_factor", "0.5"});
+  ExpectError([&] { sgd.EnableLossScaling({.backoff_factor = 1.5}); }, {"backoff_factor", "1.5"});
+  ExpectError([&] { sgd.EnableLossScaling({.growth_interval = 0}); }, {"growth_interval", "0"});
+  EXPECT_FALSE(sgd.loss_scaling());  // the failed calls changed nothing
+  sgd.EnableLossScaling({});
+  ExpectError([&] { sgd.EnableLossScaling({}); }, StatusCode::kFailedPrecondition, {"already on"});
+  ExpectError([&] { sgd.ScaleLoss(nullptr); }, {"loss", "null"});
+  ExpectError([&] { sgd.ScaleLoss(Empty(DType::Int64(), Shape{}, Device::CPU())); }, {"loss", "floating", "int64"});
+  EXPECT_EQ(Values(sgd.ScaleLoss(loss))[0], 65536.0);
+
+  TensorPtr v = Param({1.0});
+  SGD stepped({v}, {.lr = 0.1});
+  v->set_grad(Vec({1.0}));
+  stepped.Step();
+  ExpectError([&] { stepped.EnableLossScaling({}); }, StatusCode::kFailedPrecondition, {"before", "first step"});
 }
 
 }  // namespace

@@ -143,3 +143,58 @@ func (o *Optimizer) LR() (float64, error) {
 	runtime.KeepAlive(o)
 	return float64(lr), statusError(st)
 }
+
+// EnableLossScaling turns dynamic loss scaling on (float16 mixed precision; opts nil: the defaults):
+// call Backward on ScaleLoss's result; a step whose gradients hold an inf or NaN is skipped and the
+// scale backs off, and it grows after GrowthInterval clean steps, eagerly and inside graph runs. Before
+// the first step and before Graph.AddOptimizer.
+func (o *Optimizer) EnableLossScaling(opts *LossScaleOptions) error {
+	c, err := o.begin("EnableLossScaling")
+	if err != nil {
+		return err
+	}
+	defer o.end()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var co C.of_loss_scale_options_t
+	st := C.of_optimizer_enable_loss_scaling(c.ptr, o.ptr, opts.cOptions(&co))
+	runtime.KeepAlive(o)
+	return statusError(st)
+}
+
+// ScaleLoss returns loss times the current scale, to call Backward on (traced inside Graph.Build).
+func (o *Optimizer) ScaleLoss(loss *Tensor) (*Tensor, error) {
+	c, err := o.begin("ScaleLoss")
+	if err != nil {
+		return nil, err
+	}
+	defer o.end()
+	cl, err := tensorArg("ScaleLoss", "loss", loss)
+	if err != nil {
+		return nil, err
+	}
+	defer loss.endArg()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out *C.of_tensor_t
+	st := C.of_optimizer_scale_loss(c.ptr, o.ptr, cl, &out)
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(loss)
+	return c.tensorResult(st, out)
+}
+
+// LossScale is the current loss scale (1 when loss scaling is off) and the number of steps skipped so
+// far for inf/NaN gradients.
+func (o *Optimizer) LossScale() (scale float64, skippedSteps int64, err error) {
+	if _, err := o.begin("LossScale"); err != nil {
+		return 0, 0, err
+	}
+	defer o.end()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var cs C.double
+	var ck C.int64_t
+	st := C.of_optimizer_loss_scale(o.ptr, &cs, &ck)
+	runtime.KeepAlive(o)
+	return float64(cs), int64(ck), statusError(st)
+}

@@ -1412,6 +1412,40 @@ OF_API of_status_t* of_optimizer_lr(const of_optimizer_t* optimizer, double* out
 /* Frees the optimizer and releases its references to the parameters. NULL is fine. */
 OF_API void of_optimizer_destroy(of_optimizer_t* optimizer);
 
+/* Dynamic loss scaling, for float16 mixed precision (PyTorch's GradScaler): float16 gradients
+ * underflow, so the loss is multiplied by a scale S before backward and the optimizer divides the
+ * gradients by S again. Each step (of_optimizer_step, or a graph run with the optimizer attached) first
+ * checks every gradient for inf/NaN; if one holds any, the step is skipped (no parameter or state is
+ * written; Adam's step count does not advance) and S is multiplied by backoff_factor, otherwise the
+ * update reads grad / S, and after growth_interval such steps in a row S is multiplied by
+ * growth_factor (when that stays finite in float32). In a graph this happens inside the run, and a
+ * data-parallel graph checks the averaged gradients, so every rank skips the same steps. bfloat16
+ * autocast has float32's range and needs no scaling. */
+typedef struct of_loss_scale_options_t {
+  size_t struct_size;      /* sizeof(of_loss_scale_options_t), set by of_loss_scale_options_init */
+  double init_scale;       /* the first S: finite, > 0; default 65536 (2^16) */
+  double growth_factor;    /* finite, > 1; default 2 */
+  double backoff_factor;   /* in (0, 1); default 0.5 */
+  int64_t growth_interval; /* steps without inf/NaN before S grows, >= 1; default 2000 */
+} of_loss_scale_options_t;
+/* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
+OF_API void of_loss_scale_options_init(of_loss_scale_options_t* options);
+/* Turns loss scaling on (options NULL: the defaults); INVALID_ARGUMENT naming a bad field.
+ * FAILED_PRECONDITION when it is already on, or after the optimizer's first step or of_graph_add_optimizer
+ * (the scale must be there from the start). */
+OF_API of_status_t* of_optimizer_enable_loss_scaling(of_session_t* session, of_optimizer_t* optimizer,
+                                                     OF_NULLABLE const of_loss_scale_options_t* options);
+/* *out_scaled = loss * S, a new tensor owned by the caller: call of_tensor_backward on it instead of on
+ * the loss. It is an op like any other: differentiable, and in a graph build traced so that each run
+ * reads the current S. `loss` must be floating point (keep it float32: autocast computes losses in
+ * float32, and float16 cannot hold S's default); FAILED_PRECONDITION when loss scaling is off. */
+OF_API of_status_t* of_optimizer_scale_loss(of_session_t* session, of_optimizer_t* optimizer, of_tensor_t* loss,
+                                            of_tensor_t** out_scaled);
+/* The current scale (1 when loss scaling is off) and the number of steps skipped so far (0 when off);
+ * either out pointer may be NULL. */
+OF_API of_status_t* of_optimizer_loss_scale(const of_optimizer_t* optimizer, OF_NULLABLE double* out_scale,
+                                            OF_NULLABLE int64_t* out_skipped_steps);
+
 /*===--- end of training --------------------------------------------------------------------===*/
 
 /*===--- saving and loading: safetensors ----------------------------------------------------===*/

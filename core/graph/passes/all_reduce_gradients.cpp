@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "core/dist/process_group.h"
 #include "core/graph/passes/passes.h"
@@ -25,9 +26,9 @@ int32_t AddNode(Ir& ir, std::vector<IrNode>& nodes, std::string_view op_name, st
 }
 
 struct Gradient {
-  int32_t value;         // the gradient an update reads
-  int32_t producer;      // the node that writes it
-  std::vector<size_t> readers;  // the update nodes reading it
+  int32_t value;                                   // the gradient an update reads
+  int32_t producer;                                // the node that writes it
+  std::vector<std::pair<size_t, size_t>> readers;  // (node, input) of every read: updates, the loss scaler's check
 };
 
 }  // namespace
@@ -38,7 +39,8 @@ struct Gradient {
 // bucket's last gradient, the bucket is flattened into one buffer whose all_reduce (mean) starts on the
 // process group's thread (all_reduce_start), so that it travels while the rest of the backward runs; just
 // before the first update that reads one of its gradients, all_reduce_wait waits for it and the
-// buffer's slices are viewed back in the gradients' shapes for the updates. Every rank compiles the same
+// buffer's slices are viewed back in the gradients' shapes for the updates (and every other reader of a
+// gradient: the loss scaler's check, Note [Loss scaling]). Every rank compiles the same
 // program, hence the same buckets in the same order (the graph checks that once per plan).
 void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes) {
   const std::vector<int32_t> producer = ir.Producers();
@@ -49,8 +51,15 @@ void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes) {
     const int32_t g = n.inputs[static_cast<size_t>(n.op->gradient_input)];
     const int32_t p = producer[static_cast<size_t>(g)];
     OF_CHECK_INTERNAL(p >= 0) << "an update's gradient has no producer";
-    Gradient& grad = by_value.try_emplace(g, Gradient{g, p, {}}).first->second;
-    grad.readers.push_back(k);
+    by_value.try_emplace(g, Gradient{g, p, {}});
+  }
+  for (size_t k = 0; k < ir.nodes.size(); ++k) {
+    const IrNode& n = ir.nodes[k];
+    if (!n.alive) continue;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const auto it = by_value.find(n.inputs[i]);
+      if (it != by_value.end()) it->second.readers.emplace_back(k, i);
+    }
   }
   std::vector<Gradient> grads;
   for (auto& [v, grad] : by_value) grads.push_back(std::move(grad));
@@ -98,9 +107,8 @@ void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes) {
       const int32_t shaped = AddNode(ir, finish, "view", {slice},
                                      {{"shape", std::vector<int64_t>(shape.raw().begin(), shape.raw().end())}});
       offset += numel;
-      for (size_t k : g.readers) {
-        IrNode& update = ir.nodes[k];
-        update.inputs[static_cast<size_t>(update.op->gradient_input)] = shaped;
+      for (const auto& [k, i] : g.readers) {
+        ir.nodes[k].inputs[i] = shaped;
         first_reader = std::min(first_reader, k);
       }
       last_producer = std::max(last_producer, static_cast<size_t>(g.producer));

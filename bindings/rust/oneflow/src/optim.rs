@@ -1,5 +1,5 @@
 //! Optimizers (PyTorch's SGD, Adam and AdamW semantics).
-use crate::{check, state, sys, AdamOptions, Result, SgdOptions, Session, Tensor};
+use crate::{check, state, sys, AdamOptions, LossScaleOptions, Result, SgdOptions, Session, Tensor};
 use std::ptr::NonNull;
 
 /// An optimizer over a fixed list of parameters (it holds a reference to each).
@@ -77,5 +77,31 @@ impl Optimizer {
         let mut lr = 0.0;
         check(unsafe { sys::of_optimizer_lr(self.raw(), &mut lr) })?;
         Ok(lr)
+    }
+
+    /// Turns dynamic loss scaling on (float16 mixed precision): call backward on
+    /// [`Optimizer::scale_loss`]'s result; a step whose gradients hold an inf or NaN is skipped and
+    /// the scale backs off, and it grows after `growth_interval` clean steps, eagerly and inside graph
+    /// runs. Before the first step and before the optimizer is added to a graph.
+    pub fn enable_loss_scaling(&mut self, options: &LossScaleOptions) -> Result<()> {
+        let c = options.to_c();
+        let _s = state::write();
+        check(unsafe { sys::of_optimizer_enable_loss_scaling(self.session.handle.raw(), self.raw(), &c) })
+    }
+
+    /// `loss` times the current scale, to call backward on (traced in a graph build).
+    pub fn scale_loss(&self, loss: &Tensor) -> Result<Tensor> {
+        let _s = state::read();
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::of_optimizer_scale_loss(self.session.handle.raw(), self.raw(), loss.raw(), &mut raw) })?;
+        Ok(unsafe { Tensor::from_raw(raw, self.session.handle.clone()) })
+    }
+
+    /// The current loss scale (1 when loss scaling is off) and the number of steps skipped so far.
+    pub fn loss_scale(&self) -> Result<(f64, i64)> {
+        let _s = state::read();
+        let (mut scale, mut skipped) = (0.0, 0i64);
+        check(unsafe { sys::of_optimizer_loss_scale(self.raw(), &mut scale, &mut skipped) })?;
+        Ok((scale, skipped))
     }
 }

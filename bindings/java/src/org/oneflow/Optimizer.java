@@ -82,6 +82,60 @@ public final class Optimizer implements AutoCloseable {
     return out[0];
   }
 
+  // ---- dynamic loss scaling (float16 mixed precision) --------------------------------------------
+
+  /**
+   * Turns dynamic loss scaling on (null: the defaults): backward runs on {@link #scaleLoss}'s result,
+   * a step whose gradients hold an inf or NaN is skipped and the scale backs off, and it grows after
+   * growthInterval clean steps; eagerly and inside graph runs. Before the first step and before
+   * {@link Graph#addOptimizer}, else FailedPreconditionException.
+   */
+  public void enableLossScaling(LossScaleOptions options) {
+    org.oneflow.jni.of_loss_scale_options_t o = options == null ? null : options.toNative();
+    try {
+      Status.check(OneflowC.of_optimizer_enable_loss_scaling(ref.session().ptr(), ptr(), o));
+    } finally {
+      if (o != null) o.delete();
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** loss * the current scale, to call backward on (a new tensor; traced in a graph build). */
+  public Tensor scaleLoss(Tensor loss) {
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_optimizer_scale_loss(ref.session().ptr(), ptr(), Tensor.ptr(loss, "loss"), out));
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(loss);
+    }
+    return new Tensor(ref.session(), out[0]);
+  }
+
+  /** The current loss scale (1 when loss scaling is off). */
+  public double lossScale() {
+    double[] scale = new double[1];
+    long[] skipped = new long[1];
+    lossScaleState(scale, skipped);
+    return scale[0];
+  }
+
+  /** The number of steps skipped for inf/NaN gradients so far. */
+  public long skippedSteps() {
+    double[] scale = new double[1];
+    long[] skipped = new long[1];
+    lossScaleState(scale, skipped);
+    return skipped[0];
+  }
+
+  private void lossScaleState(double[] scale, long[] skipped) {
+    try {
+      Status.check(OneflowC.of_optimizer_loss_scale(ptr(), scale, skipped));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
   @Override
   public void close() {
     ref.close();

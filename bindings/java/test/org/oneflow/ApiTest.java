@@ -77,6 +77,34 @@ public class ApiTest {
   }
 
   @Test
+  public void lossScalingUnscalesFiniteStepsAndSkipsInfOnes() {
+    try (Session s = new Session();
+         Tensor p = s.tensor(new float[] {1, -2}, 2).setRequiresGrad(true);
+         Optimizer opt = s.sgd(new Tensor[] {p}, new SgdOptions().lr(0.5))) {
+      assertEquals(1.0, opt.lossScale(), 0.0);
+      assertThrows(FailedPreconditionException.class, () -> opt.scaleLoss(p));
+      assertThrows(InvalidArgumentException.class,
+                   () -> opt.enableLossScaling(new LossScaleOptions().growthInterval(0)));
+      opt.enableLossScaling(new LossScaleOptions().initScale(1024).growthInterval(2));
+      float[][] xs = {{0.5f, 1}, {Float.POSITIVE_INFINITY, 1}};
+      float[][] want = {{0.75f, -2.5f}, {0.75f, -2.5f}};  // p -= 0.5 x; then skipped
+      double[] scales = {1024, 512};
+      for (int step = 0; step < 2; ++step) {
+        opt.zeroGrad();
+        try (Tensor x = s.tensor(xs[step], 2); Tensor xp = x.mul(p); Tensor loss = xp.sum();
+             Tensor scaled = opt.scaleLoss(loss)) {
+          scaled.backward();
+        }
+        opt.step();
+        assertArrayEquals(want[step], p.toFloatArray(), 0f);
+        assertEquals(scales[step], opt.lossScale(), 0.0);
+        assertEquals(step, opt.skippedSteps());
+      }
+      assertThrows(FailedPreconditionException.class, () -> opt.enableLossScaling(null));
+    }
+  }
+
+  @Test
   public void opsWithSeveralResultsReturnThemInOrder() {
     try (Session s = new Session(); Tensor x = s.tensor(new float[] {3, 1, 4, 1.5f, 9}, 5)) {
       Tensor[] topk = x.topk(2, 0, true, true);
