@@ -3,7 +3,7 @@
  *
  *   train_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N]
  *                       [--seed N] [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary]
- *                       [--precision f32|bf16] [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
+ *                       [--precision f32|bf16|f16] [--world-size N --rank R --rendezvous DIR|tcp://HOST:PORT]
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
@@ -33,6 +33,9 @@
  * convolutions and the linear layer run in bfloat16 on the float32 weights, batch norm, the loss and
  * the softmax in float32; the parameters, their gradients and the optimizer stay float32 (the master
  * weights), and the saved weights are float32. With --graph the casts are traced into the graphs.
+ * --precision f16 does the same in float16, whose gradients would underflow: the optimizer scales the
+ * loss (of_optimizer_enable_loss_scaling, of_optimizer_scale_loss) and skips the steps whose gradients
+ * overflow, lowering the scale (the number of skipped steps is printed at the end).
  *
  * --summary adds one line per epoch for programs (bench/compare_fashion_mnist.py):
  * "bench: epoch=<n> train_s=<s> eval_s=<s> images_per_s=<x> loss=<x> accuracy=<0..1>", the training and
@@ -284,6 +287,18 @@ static of_graph_t* begin_graph(of_session_t* s, const model_t* m, const char* na
   return g;
 }
 
+/* Backward from the loss, or from the loss times the optimizer's loss scale when it scales (float16). */
+static int g_scale_loss = 0;
+static void backward(of_session_t* s, arena_t* a, of_optimizer_t* opt, of_tensor_t* loss) {
+  if (g_scale_loss) {
+    of_tensor_t* scaled = NULL;
+    CHECK(of_optimizer_scale_loss(s, opt, loss, &scaled));
+    keep(a, scaled);
+    loss = scaled;
+  }
+  CHECK(of_tensor_backward(s, loss, NULL, 0));
+}
+
 /* One training step traced from the eager code: output the mean cross-entropy. Running it also applies
  * `opt`'s update to the parameters and updates the batch-norm running statistics, in place. */
 static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optimizer_t* opt, int64_t rows,
@@ -293,8 +308,8 @@ static of_graph_t* build_train_graph(of_session_t* s, const model_t* m, of_optim
   of_graph_t* g = begin_graph(s, m, "fashion_mnist_train", rows, cols, &a, &images, &labels);
   CHECK(of_cross_entropy(s, forward(s, &a, m, images, 1), labels, NULL, &loss));
   keep(&a, loss);
-  CHECK(of_tensor_backward(s, loss, NULL, 0)); /* traces the backward ops */
-  CHECK(of_graph_add_optimizer(g, opt));       /* traces each parameter's SGD update */
+  backward(s, &a, opt, loss);            /* traces the backward ops */
+  CHECK(of_graph_add_optimizer(g, opt)); /* traces each parameter's SGD update */
   CHECK(of_graph_add_output(g, loss));
   CHECK(of_graph_end_build(g));
   arena_clear(&a); /* lazy handles are released like any tensor */
@@ -380,7 +395,7 @@ typedef struct {
   size_t limit; /* use only the first N training examples (0 = all) */
   int graph;    /* train and evaluate through lazy graphs */
   int summary;  /* print a "bench: key=value ..." line per epoch */
-  int bf16;     /* bfloat16 mixed precision (autocast) */
+  const char* precision; /* "f32", or "bf16" / "f16" mixed precision (autocast) */
   int world_size, rank;    /* data parallelism: this process is rank `rank` of `world_size` */
   const char* rendezvous;  /* where the ranks meet */
 } options_t;
@@ -388,13 +403,14 @@ typedef struct {
 static void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--batch-size N] [--lr X] [--width N] [--threads N] [--seed N]\n"
-          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary] [--precision f32|bf16]\n"
+          "          [--data DIR] [--out FILE] [--limit N] [--long] [--graph] [--summary] [--precision f32|bf16|f16]\n"
           "defaults: 2 epochs, batch 64, lr 0.05, width 16, all cores, data in /usr/share/datasets/fashion-mnist,\n"
           "weights saved to fashion_mnist.safetensors; --long = 6 epochs (slower, more accurate);\n"
           "--graph = train and evaluate through lazy graphs (traced once, compiled, run per batch);\n"
           "--summary = also print per epoch \"bench: epoch=N train_s=S eval_s=S images_per_s=X loss=X accuracy=A\"\n"
           "(training and evaluation timed separately; for bench/compare_fashion_mnist.py);\n"
-          "--precision bf16 = bfloat16 mixed precision (convolutions and linear in bfloat16, float32 weights)\n"
+          "--precision bf16 = bfloat16 mixed precision (convolutions and linear in bfloat16, float32 weights);\n"
+          "--precision f16 = the same in float16, with dynamic loss scaling\n"
           "data parallel: --world-size N --rank R --rendezvous DIR|tcp://HOST:PORT (defaults: OF_WORLD_SIZE,\n"
           "OF_RANK, OF_RENDEZVOUS, as scripts/run-distributed.sh N -- %s ... sets them); implies --graph\n",
           prog, prog);
@@ -406,7 +422,7 @@ static int parse_options(int argc, char** argv, options_t* o) {
   *o = (options_t){.epochs = 2, .batch_size = 64, .width = 16, .threads = 0, .lr = 0.05, .seed = 42,
                    .data_dir = "/usr/share/datasets/fashion-mnist", .out_path = "fashion_mnist.safetensors",
                    .world_size = env_world ? atoi(env_world) : 1, .rank = env_rank ? atoi(env_rank) : 0,
-                   .rendezvous = getenv("OF_RENDEZVOUS")};
+                   .rendezvous = getenv("OF_RENDEZVOUS"), .precision = "f32"};
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -441,11 +457,11 @@ static int parse_options(int argc, char** argv, options_t* o) {
     else if (strcmp(arg, "--rank") == 0) o->rank = atoi(val);
     else if (strcmp(arg, "--rendezvous") == 0) o->rendezvous = val;
     else if (strcmp(arg, "--precision") == 0) {
-      if (strcmp(val, "f32") != 0 && strcmp(val, "bf16") != 0) {
-        fprintf(stderr, "--precision takes f32 or bf16, got %s\n", val);
+      if (strcmp(val, "f32") != 0 && strcmp(val, "bf16") != 0 && strcmp(val, "f16") != 0) {
+        fprintf(stderr, "--precision takes f32, bf16 or f16, got %s\n", val);
         return -1;
       }
-      o->bf16 = strcmp(val, "bf16") == 0;
+      o->precision = val;
     }
     else {
       fprintf(stderr, "unknown option %s\n", arg);
@@ -535,7 +551,9 @@ int main(int argc, char** argv) {
   of_session_t* s = NULL;
   CHECK(of_session_create(&so, &s));
   /* Mixed precision for everything this thread runs or traces from here on (Note [Autocast]). */
-  if (opt.bf16) CHECK(of_autocast_set(of_dtype_bfloat16(), NULL));
+  const int f16 = strcmp(opt.precision, "f16") == 0;
+  if (strcmp(opt.precision, "bf16") == 0) CHECK(of_autocast_set(of_dtype_bfloat16(), NULL));
+  if (f16) CHECK(of_autocast_set(of_dtype_float16(), NULL));
   of_process_group_t* group = NULL;
   const int leader = opt.rank == 0; /* the rank that reports and saves */
   if (opt.world_size > 1) {
@@ -563,6 +581,10 @@ int main(int argc, char** argv) {
   sgd.weight_decay = 5e-4;
   of_optimizer_t* optimizer = NULL;
   CHECK(of_optimizer_sgd_create(s, params, nparams, &sgd, &optimizer));
+  if (f16) {  /* float16's gradients need the loss scaled (Note [Loss scaling]) */
+    CHECK(of_optimizer_enable_loss_scaling(s, optimizer, NULL));
+    g_scale_loss = 1;
+  }
 
   printf("Fashion-MNIST: %zu training and %zu test images; ResNet-style CNN, width %d, %zu parameter tensors\n",
          train.count, test.count, opt.width, nparams);
@@ -636,7 +658,7 @@ int main(int argc, char** argv) {
         CHECK(of_cross_entropy(s, logits, labels, NULL, &loss));
         keep(&a, loss);
         CHECK(of_optimizer_zero_grad(optimizer));
-        CHECK(of_tensor_backward(s, loss, NULL, 0));
+        backward(s, &a, optimizer, loss);
         CHECK(of_optimizer_step(s, optimizer));
       }
       float loss_value = 0.0f;
@@ -681,6 +703,12 @@ int main(int argc, char** argv) {
   of_process_group_destroy(group); /* any order: the training graph keeps its group */
   of_graph_destroy(train_graph); /* graphs go before their session */
   of_graph_destroy(eval_graph);
+  if (f16 && leader) {
+    double scale = 0;
+    int64_t skipped = 0;
+    CHECK(of_optimizer_loss_scale(optimizer, &scale, &skipped));
+    printf("float16 loss scaling: scale %g, %lld steps skipped for inf/NaN gradients\n", scale, (long long)skipped);
+  }
   of_optimizer_destroy(optimizer);
   model_free(&model);
   of_session_destroy(s);
