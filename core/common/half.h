@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace oneflow {
@@ -77,5 +78,11 @@ struct bfloat16 {
   }
   static float ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 };
+
+// n float16 values to float and back (round to nearest even), bit for bit what float16's conversions
+// give, but with the CPU's F16C instructions where it has them (8 at a time): the casts of float16
+// autocast and of the half kernels (Note [Half precision in float32]) are made of these.
+void Float16ToFloat(const float16* in, float* out, int64_t n);
+void FloatToFloat16(const float* in, float16* out, int64_t n);
 
 }  // namespace oneflow

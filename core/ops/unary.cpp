@@ -242,6 +242,19 @@ void RegisterUnaryOps(OpRegistry& registry) {
 namespace cpu {
 
 void CastInto(const Tensor& src, const Tensor& dst, ThreadPool& pool) {
+  // float16 <-> float32 between tensors dense in one layout: the vector conversions (half.h).
+  const bool f16 = src.dtype() == DType::Float16(), f32 = src.dtype() == DType::Float32();
+  if (((f16 && dst.dtype() == DType::Float32()) || (f32 && dst.dtype() == DType::Float16())) &&
+      src.strides() == dst.strides() && (src.is_contiguous() || src.memory_format() == MemoryFormat::kChannelsLast)) {
+    pool.ParallelFor(src.numel(), kSimpleGrain, [&](int64_t begin, int64_t end) {
+      if (f16) {
+        Float16ToFloat(src.data<const float16>() + begin, dst.data<float>() + begin, end - begin);
+      } else {
+        FloatToFloat16(src.data<const float>() + begin, dst.data<float16>() + begin, end - begin);
+      }
+    });
+    return;
+  }
   VisitDType(src.dtype(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     VisitDType(dst.dtype(), [&](auto out_tag) {

@@ -1,10 +1,12 @@
-// float16 / bfloat16: exact values, round-to-nearest-even, overflow, exhaustive round trips.
+// float16 / bfloat16: exact values, round-to-nearest-even, overflow, exhaustive round trips; the bulk
+// float16 conversions (F16C where the CPU has it) against the scalar ones.
 #include "core/common/half.h"
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +146,47 @@ TEST(Float16, EveryMidpointRoundsToEven) {
       const float toward_b = std::nextafter(mf, static_cast<float>(RefF16(b)));
       ASSERT_EQ(H(toward_a), a) << std::hex << lo;
       ASSERT_EQ(H(toward_b), b) << std::hex << lo;
+    }
+  }
+}
+
+// Float16ToFloat / FloatToFloat16 give what float16's own conversions give: every float16 bit pattern
+// widened, and floats across the whole range (every 4099th bit pattern, plus each float16 midpoint and
+// its neighbours) rounded; the lengths leave tails that are not a multiple of the vector width.
+TEST(Float16, BulkConversionsEqualTheScalarOnes) {
+  std::vector<float16> halves(0x10000);
+  for (uint32_t i = 0; i <= 0xffff; ++i) halves[i].bits = static_cast<uint16_t>(i);
+  std::vector<float> wide(halves.size() - 3);
+  Float16ToFloat(halves.data(), wide.data(), static_cast<int64_t>(wide.size()));
+  for (size_t i = 0; i < wide.size(); ++i) {
+    const float want = float16::ToFloat(halves[i].bits);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(wide[i])) << std::hex << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(wide[i]), std::bit_cast<uint32_t>(want)) << std::hex << i;
+    }
+  }
+  std::vector<float> floats;
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 4099) floats.push_back(FloatBits(static_cast<uint32_t>(b)));
+  for (uint32_t lo = 0; lo < 0x7bff; ++lo) {
+    const auto mid =
+        static_cast<float>((RefF16(static_cast<uint16_t>(lo)) + RefF16(static_cast<uint16_t>(lo + 1))) / 2);
+    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
+      floats.push_back(f);
+      floats.push_back(-f);
+    }
+  }
+  floats.push_back(std::numeric_limits<float>::infinity());
+  floats.push_back(std::numeric_limits<float>::quiet_NaN());
+  floats.push_back(65520.0f);  // rounds to inf
+  std::vector<float16> narrow(floats.size());
+  FloatToFloat16(floats.data(), narrow.data(), static_cast<int64_t>(floats.size()));
+  for (size_t i = 0; i < floats.size(); ++i) {
+    const uint16_t want = H(floats[i]);
+    if (IsF16Nan(want)) {
+      ASSERT_TRUE(IsF16Nan(narrow[i].bits)) << floats[i];
+    } else {
+      ASSERT_EQ(narrow[i].bits, want) << floats[i];
     }
   }
 }
