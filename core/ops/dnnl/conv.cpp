@@ -386,7 +386,11 @@ void ConvBackwardWeightF32(KernelContext& ctx) {
   ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(2), ctx.attrs);
   // An empty x still has a bias gradient (the sum of grad_y): the loops give it.
   if (!DnnlRuns(g)) return RunContiguous(ctx, ConvBackwardWeightRef<float>);
-  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.in(1));
+  // Note [oneDNN 1x1 weight gradients on NHWC]: oneDNN books the reduce-to-unit-stride workspace of a
+  // 1x1 convolution's weight gradient per input channel but fills it per channel block (8 with AVX2, 16
+  // with AVX-512): on NHWC data with fewer input channels than a block it writes past its scratchpad
+  // (seen with Debian's 2.6.3 on AVX2 machines; uxlfoundation/oneDNN#6035). Such calls take NCHW copies.
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.in(1)) && !(g.kd == 1 && g.kh == 1 && g.kw == 1 && g.cg() < 16);
   const TensorPtr x = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0);
   const TensorPtr dy = g.channels_last ? ctx.inputs[1] : ContiguousInput(ctx, 1);
   void* dw = ctx.out(0).raw_data();
