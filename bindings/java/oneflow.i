@@ -535,6 +535,14 @@ OF_OUT(of_bool_t, jboolean, jbooleanArray, boolean[], SetBooleanArrayRegion)
   }
 }
 
+%extend of_device_memory_stats_t {
+  of_device_memory_stats_t() {
+    of_device_memory_stats_t* s = (of_device_memory_stats_t*)calloc(1, sizeof(of_device_memory_stats_t));
+    if (s != NULL) s->struct_size = sizeof(of_device_memory_stats_t);
+    return s;
+  }
+}
+
 %include "oneflow/oneflow_c.h"
 
 /* Counters of adopted direct buffers (tests observe the library's deleters through them). */

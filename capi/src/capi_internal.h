@@ -94,6 +94,17 @@ T ReadOptions(const T* given, void (*init)(T*), std::string_view name) {
   return opts;
 }
 
+// Writes a stats struct for a caller whose struct may be older (smaller): the first `out->struct_size`
+// bytes of `full`, which must be at least the size field (INVALID_ARGUMENT naming `name` otherwise).
+template <typename T>
+void WriteStats(T* out, T full, std::string_view name) {
+  Require(out, name);
+  OF_CHECK(out->struct_size >= sizeof(size_t))
+      << name << "->struct_size is " << out->struct_size << "; set it to the struct's sizeof";
+  full.struct_size = out->struct_size;
+  std::memcpy(static_cast<void*>(out), &full, std::min(out->struct_size, sizeof(T)));
+}
+
 inline const of_dtype_t* Wrap(Symbol<DType> d) { return reinterpret_cast<const of_dtype_t*>(d.get()); }
 inline Symbol<DType> Unwrap(const of_dtype_t* d, std::string_view name = "dtype") {
   return Symbol<DType>::FromInterned(reinterpret_cast<const DType*>(Require(d, name)));

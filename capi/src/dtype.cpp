@@ -101,6 +101,4 @@ of_status_t* of_dim_symbol_name(int64_t dim, const char** out_name, size_t* out_
   });
 }
 
-int32_t of_cuda_is_built(void) { return BuiltWithCuda(); }
-
 }  // extern "C"

@@ -167,15 +167,11 @@ of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t cap
 of_status_t* of_graph_memory_stats(const of_graph_t* graph, of_graph_memory_stats_t* out_stats) {
   return Guard(__func__, [&] {
     const graph::MemoryStats s = capi::GraphOf(graph).memory_stats();
-    Require(out_stats, "out_stats");
-    OF_CHECK(out_stats->struct_size >= sizeof(size_t))
-        << "out_stats->struct_size is " << out_stats->struct_size << "; set it to sizeof(of_graph_memory_stats_t)";
-    of_graph_memory_stats_t full{sizeof(of_graph_memory_stats_t), s.planned_peak_bytes, s.intermediate_bytes,
-                                 s.buffer_count,  s.inplace_count,      s.node_count,
-                                 s.specialization_count, s.compile_count, s.cached_plan_bytes};
-    const size_t n = std::min(out_stats->struct_size, sizeof(full));
-    full.struct_size = out_stats->struct_size;
-    std::memcpy(static_cast<void*>(out_stats), &full, n);
+    capi::WriteStats(out_stats,
+                     of_graph_memory_stats_t{sizeof(of_graph_memory_stats_t), s.planned_peak_bytes,
+                                             s.intermediate_bytes, s.buffer_count, s.inplace_count, s.node_count,
+                                             s.specialization_count, s.compile_count, s.cached_plan_bytes},
+                     "out_stats");
   });
 }
 

@@ -197,4 +197,15 @@ of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_data, s
   });
 }
 
+of_status_t* of_tensor_copy_to_device(const of_tensor_t* tensor, int32_t device_type, int32_t device_index,
+                                      of_tensor_t** out_tensor) {
+  return Guard(__func__, [&] {
+    const TensorPtr t = capi::Borrow(tensor, "tensor");
+    CheckEager(*t, "tensor");
+    const Device device = Device::FromRaw(device_type, device_index);
+    Require(out_tensor, "out_tensor");
+    *out_tensor = Wrap(CopyToDevice(t, device));
+  });
+}
+
 }  // extern "C"

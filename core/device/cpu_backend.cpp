@@ -24,9 +24,7 @@ class CpuAllocator final : public Allocator {
  public:
   void* Allocate(size_t nbytes) override {
     // No allocation this large can succeed, and rounding it to a size class would wrap around.
-    if (nbytes > kMaxAllocation) {
-      OF_THROW(ResourceExhausted) << "out of CPU memory allocating " << nbytes << " bytes";
-    }
+    if (nbytes > kMaxAllocation) OutOfMemory(nbytes);
     const size_t size = SizeClass(nbytes);
     void* p = nullptr;
     if (kCaching) {
@@ -38,13 +36,17 @@ class CpuAllocator final : public Allocator {
         cached_bytes_ -= size;
       }
     }
-    if (p == nullptr) p = std::aligned_alloc(kCpuAlignment, size);
-    if (p == nullptr && kCaching) {
-      ReleaseCache();
-      p = std::aligned_alloc(kCpuAlignment, size);
-    }
     if (p == nullptr) {
-      OF_THROW(ResourceExhausted) << "out of CPU memory allocating " << nbytes << " bytes";
+      p = std::aligned_alloc(kCpuAlignment, size);
+      if (p == nullptr && kCaching) {
+        EmptyCache();
+        p = std::aligned_alloc(kCpuAlignment, size);
+      }
+      if (p == nullptr) OutOfMemory(nbytes);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++device_allocations_;
+      reserved_ += size;
+      peak_reserved_ = std::max(peak_reserved_, reserved_);
     }
     RecordAllocate(nbytes);
     return p;
@@ -54,15 +56,37 @@ class CpuAllocator final : public Allocator {
     if (ptr == nullptr) return;
     RecordDeallocate(nbytes);
     const size_t size = SizeClass(nbytes);
-    if (kCaching) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_bytes_ + size <= kMaxCachedBytes) {
-        free_[size].push_back(ptr);
-        cached_bytes_ += size;
-        return;
-      }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kCaching && cached_bytes_ + size <= kMaxCachedBytes) {
+      free_[size].push_back(ptr);
+      cached_bytes_ += size;
+      return;
     }
     std::free(ptr);
+    ++device_frees_;
+    reserved_ -= size;
+  }
+
+  AllocatorStats stats() const override {
+    AllocatorStats s = Allocator::stats();
+    std::lock_guard<std::mutex> lock(mutex_);
+    s.reserved = reserved_;
+    s.peak_reserved = peak_reserved_;
+    s.cached = cached_bytes_;
+    s.device_allocations = device_allocations_;
+    s.device_frees = device_frees_;
+    return s;
+  }
+
+  void EmptyCache() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [size, blocks] : free_) {
+      for (void* p : blocks) std::free(p);
+      device_frees_ += blocks.size();
+      reserved_ -= size * blocks.size();
+      blocks.clear();
+    }
+    cached_bytes_ = 0;
   }
 
  private:
@@ -84,18 +108,18 @@ class CpuAllocator final : public Allocator {
     return (nbytes + step - 1) / step * step;
   }
 
-  void ReleaseCache() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [size, blocks] : free_) {
-      for (void* p : blocks) std::free(p);
-      blocks.clear();
-    }
-    cached_bytes_ = 0;
+  [[noreturn]] void OutOfMemory(size_t nbytes) {
+    RecordOutOfMemory();
+    OF_THROW(ResourceExhausted) << "out of CPU memory allocating " << nbytes << " bytes";
   }
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_;  // size class -> cached blocks
   size_t cached_bytes_ = 0;
+  size_t reserved_ = 0;  // size classes of the blocks from aligned_alloc not yet freed (cached ones too)
+  size_t peak_reserved_ = 0;
+  uint64_t device_allocations_ = 0;
+  uint64_t device_frees_ = 0;
 };
 
 class CpuBackendImpl final : public Backend {

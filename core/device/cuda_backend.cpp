@@ -1,6 +1,6 @@
-// The CUDA backend: device memory from cudaMalloc and blocking copies. Built when OF_WITH_CUDA is on;
-// the CUDA runtime is linked statically, so liboneflow_c loads on machines without CUDA and reports
-// Unavailable there when a CUDA device is asked for.
+// The CUDA backend: device memory from a CachingAllocator over cudaMalloc, and blocking copies. Built when OF_WITH_CUDA
+// is on; the CUDA runtime is linked statically, so liboneflow_c loads on machines without CUDA and reports Unavailable
+// there when a CUDA device is asked for.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/device/caching_allocator.h"
 #include "core/device/device.h"
 
 namespace oneflow {
@@ -24,24 +25,23 @@ void SetDevice(Device device) {
   if (cudaError_t err = cudaSetDevice(device.index); err != cudaSuccess) ThrowCuda(err, "cudaSetDevice", device);
 }
 
-class CudaAllocator final : public Allocator {
+// Segments for the CachingAllocator: cudaMalloc and cudaFree on one device.
+class CudaSegments final : public SegmentSource {
  public:
-  explicit CudaAllocator(Device device) : device_(device) {}
-  void* Allocate(size_t nbytes) override {
+  explicit CudaSegments(Device device) : device_(device) {}
+  void* AllocateSegment(size_t nbytes) override {
     SetDevice(device_);
     void* p = nullptr;
-    if (cudaError_t err = cudaMalloc(&p, nbytes == 0 ? 1 : nbytes); err != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky-free error so later calls are unaffected
+    if (cudaError_t err = cudaMalloc(&p, nbytes); err != cudaSuccess) {
+      cudaGetLastError();  // clear the error so that later calls are unaffected
+      if (err == cudaErrorMemoryAllocation) return nullptr;
       ThrowCuda(err, fmt::format("allocating {} bytes", nbytes), device_);
     }
-    RecordAllocate(nbytes);
     return p;
   }
-  void Deallocate(void* ptr, size_t nbytes) override {
-    if (ptr == nullptr) return;
+  void FreeSegment(void* ptr, size_t) override {
     cudaSetDevice(device_.index);
     cudaFree(ptr);  // errors here cannot be reported (called from destructors)
-    RecordDeallocate(nbytes);
   }
 
  private:
@@ -50,7 +50,7 @@ class CudaAllocator final : public Allocator {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(Device device) : device_(device), allocator_(device) {}
+  explicit CudaBackend(Device device) : device_(device), allocator_(device, std::make_unique<CudaSegments>(device)) {}
   Device device() const override { return device_; }
   Allocator& allocator() override { return allocator_; }
   void CopyFromHost(void* dst, const void* src, size_t nbytes) override {
@@ -83,7 +83,7 @@ class CudaBackend final : public Backend {
 
  private:
   Device device_;
-  CudaAllocator allocator_;
+  CachingAllocator allocator_;
 };
 
 }  // namespace

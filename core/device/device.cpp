@@ -22,7 +22,17 @@ std::string Device::ToString() const {
   return type == DeviceType::kCPU ? std::string("cpu") : fmt::format("cuda:{}", index);
 }
 
+AllocatorStats Allocator::stats() const {
+  AllocatorStats s;
+  s.in_use = bytes_in_use();
+  s.peak_in_use = peak_bytes();
+  s.allocations = allocations_.load(std::memory_order_relaxed);
+  s.out_of_memory = out_of_memory_.load(std::memory_order_relaxed);
+  return s;
+}
+
 void Allocator::RecordAllocate(size_t nbytes) {
+  allocations_.fetch_add(1, std::memory_order_relaxed);
   const size_t now = in_use_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   size_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {

@@ -30,12 +30,31 @@ struct Device {
   friend bool operator==(const Device&, const Device&) = default;
 };
 
+// A snapshot of an allocator's counters. An allocator that does not cache has reserved == in use
+// (rounded) and cached == 0.
+struct AllocatorStats {
+  size_t in_use = 0;  // bytes callers asked for and have not freed
+  size_t peak_in_use = 0;
+  size_t reserved = 0;  // bytes held from the device: in use, rounding slack and cache
+  size_t peak_reserved = 0;
+  size_t cached = 0;                // of reserved, the bytes in no allocation, reusable without the device
+  uint64_t allocations = 0;         // successful Allocate calls
+  uint64_t device_allocations = 0;  // of which needed memory from the device (cudaMalloc, aligned_alloc)
+  uint64_t device_frees = 0;        // memory given back to the device
+  uint64_t out_of_memory = 0;       // Allocate calls that failed with ResourceExhausted
+};
+
 // Device memory. Allocate never returns null: it throws ResourceExhausted. Thread-safe.
 class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual void* Allocate(size_t nbytes) = 0;
   virtual void Deallocate(void* ptr, size_t nbytes) = 0;
+  // The counters. The base class keeps in_use, peak_in_use, allocations and out_of_memory; an
+  // allocator overrides this to add the rest.
+  virtual AllocatorStats stats() const;
+  // Gives cached memory that no allocation uses back to the device.
+  virtual void EmptyCache() {}
 
   size_t bytes_in_use() const { return in_use_.load(std::memory_order_relaxed); }
   size_t peak_bytes() const { return peak_.load(std::memory_order_relaxed); }
@@ -43,10 +62,13 @@ class Allocator {
  protected:
   void RecordAllocate(size_t nbytes);
   void RecordDeallocate(size_t nbytes) { in_use_.fetch_sub(nbytes, std::memory_order_relaxed); }
+  void RecordOutOfMemory() { out_of_memory_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   std::atomic<size_t> in_use_{0};
   std::atomic<size_t> peak_{0};
+  std::atomic<uint64_t> allocations_{0};
+  std::atomic<uint64_t> out_of_memory_{0};
 };
 
 class Backend {

@@ -1,6 +1,7 @@
 #include "core/tensor/factory.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <numbers>
@@ -286,6 +287,26 @@ void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes) {
   // A view is gathered into a contiguous copy first (CPU; other devices' views need their kernels).
   const TensorPtr dense = MakeContiguous(TensorPtr(const_cast<Tensor*>(&tensor)), nullptr);
   GetBackend(tensor.device()).CopyToHost(dst, dense->raw_data(), nbytes);
+}
+
+TensorPtr CopyToDevice(const TensorPtr& tensor, Device device) {
+  CheckEager(*tensor, "the tensor");
+  if (device == tensor->device() && device.type == DeviceType::kCPU) return CopyOf(tensor, nullptr);
+  const TensorPtr out = Empty(tensor->dtype(), tensor->shape(), device);
+  const TensorPtr dense = MakeContiguous(tensor, nullptr);  // a view is gathered on its device first
+  const size_t nbytes = out->nbytes();
+  if (tensor->device() == device) {
+    GetBackend(device).Copy(out->raw_data(), dense->raw_data(), nbytes);
+  } else if (tensor->device().type == DeviceType::kCPU) {
+    GetBackend(device).CopyFromHost(out->raw_data(), dense->raw_data(), nbytes);
+  } else if (device.type == DeviceType::kCPU) {
+    GetBackend(tensor->device()).CopyToHost(out->raw_data(), dense->raw_data(), nbytes);
+  } else {  // between two GPUs: through the host
+    std::vector<std::byte> host(nbytes);
+    GetBackend(tensor->device()).CopyToHost(host.data(), dense->raw_data(), nbytes);
+    GetBackend(device).CopyFromHost(out->raw_data(), host.data(), nbytes);
+  }
+  return out;
 }
 
 }  // namespace oneflow

@@ -55,6 +55,9 @@ int64_t FirstNonBooleanByte(const void* data, int64_t n);
 
 // Copies the tensor's elements (row-major) into `dst`, which holds `nbytes` == the tensor's size.
 void CopyToHost(const Tensor& tensor, void* dst, size_t nbytes);
+// A new contiguous tensor on `device` with the tensor's dtype, shape and elements (a copy even on the
+// same device). It has no autograd history.
+TensorPtr CopyToDevice(const TensorPtr& tensor, Device device);
 
 // Whether `value` converts to `dtype` without loss of meaning: integral and in range for integer
 // dtypes, 0 or 1 for bool, finite-in-range or inf/nan for floating dtypes. CheckRepresentable throws

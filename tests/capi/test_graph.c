@@ -686,6 +686,10 @@ static void test_lazy_tensor_misuse(void** state) {
   ASSERT_STATUS(of_tensor_copy_to_host(y, host, sizeof host), OF_STATUS_FAILED_PRECONDITION, "of_tensor_copy_to_host",
                 "lazy");
   assert_true(host[0] == 7 && host[1] == 7);
+  of_tensor_t* moved = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_copy_to_device(y, OF_DEVICE_CPU, 0, &moved), OF_STATUS_FAILED_PRECONDITION,
+                "of_tensor_copy_to_device", "lazy");
+  assert_ptr_equal(moved, SENTINEL_PTR(of_tensor_t*));
 
   /* of_tensor_is_lazy's own arguments. */
   int32_t flag = 5;

@@ -1,5 +1,6 @@
 /* Tensors: creation (from data, adopt, empty/zeros/ones/full, rand/randn, arange), options, queries,
- * copies out, reference counting and the deleter of adopted memory. */
+ * copies out and between devices, the devices' memory counters, reference counting and the deleter of
+ * adopted memory. */
 #include "capi_test_util.h"
 
 #define UNCREATED_SYMBOL (OF_DIM_UNKNOWN + (((int64_t)1 << 31) - 1))
@@ -1004,6 +1005,143 @@ static void test_copy_to_host_errors(void** state) {
   of_tensor_release(t);
 }
 
+/*===--- devices ----------------------------------------------------------------------------===*/
+
+/* A copy onto the CPU of a transposed view: contiguous, the view's values, memory of its own, no
+ * autograd history. */
+static void test_copy_to_device(void** state) {
+  of_session_t* s = (of_session_t*)*state;
+  const int64_t dims[] = {2, 3};
+  const float values[6] = {1, 2, 3, 4, 5, 6};
+  of_tensor_t *x = NULL, *xt = NULL, *copy = NULL;
+  ASSERT_OK(of_tensor_from_data(s, of_dtype_float32(), dims, 2, values, sizeof values, NULL, &x));
+  ASSERT_OK(of_tensor_set_requires_grad(x, 1));
+  ASSERT_OK(of_transpose(s, x, 0, 1, &xt));
+  ASSERT_OK(of_tensor_copy_to_device(xt, OF_DEVICE_CPU, 0, &copy));
+  const int64_t tdims[] = {3, 2};
+  assert_shape(copy, of_dtype_float32(), tdims, 2);
+  float* got = read_exact(copy, sizeof values);
+  const float expected[6] = {1, 4, 2, 5, 3, 6};
+  assert_memory_equal(got, expected, sizeof expected);
+  free(got);
+  of_bool_t requires_grad = 7;
+  ASSERT_OK(of_tensor_requires_grad(copy, &requires_grad));
+  assert_int_equal(requires_grad, 0);
+  /* Its own memory: the source's storage goes, the copy stays. */
+  of_tensor_release(xt);
+  of_tensor_release(x);
+  got = read_exact(copy, sizeof values);
+  assert_memory_equal(got, expected, sizeof expected);
+  free(got);
+
+  /* Another dtype, and a copy of a copy on the same device. */
+  const int64_t n[] = {4};
+  const int64_t ivalues[4] = {-1, 0, 1, (int64_t)1 << 40};
+  of_tensor_t *i64 = NULL, *i64_copy = NULL;
+  ASSERT_OK(of_tensor_from_data(s, of_dtype_int64(), n, 1, ivalues, sizeof ivalues, NULL, &i64));
+  ASSERT_OK(of_tensor_copy_to_device(i64, OF_DEVICE_CPU, 0, &i64_copy));
+  int64_t* igot = read_exact(i64_copy, sizeof ivalues);
+  assert_memory_equal(igot, ivalues, sizeof ivalues);
+  free(igot);
+  of_tensor_release(i64_copy);
+
+  /* Errors name the argument; nothing is written. */
+  of_tensor_t* none = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_copy_to_device(NULL, OF_DEVICE_CPU, 0, &none), OF_STATUS_INVALID_ARGUMENT,
+                "of_tensor_copy_to_device", "tensor");
+  ASSERT_STATUS(of_tensor_copy_to_device(i64, 9, 0, &none), OF_STATUS_INVALID_ARGUMENT, "of_tensor_copy_to_device",
+                "device type 9");
+  ASSERT_STATUS(of_tensor_copy_to_device(i64, OF_DEVICE_CPU, 1, &none), OF_STATUS_INVALID_ARGUMENT,
+                "of_tensor_copy_to_device", "index");
+  ASSERT_STATUS(of_tensor_copy_to_device(i64, OF_DEVICE_CUDA, 4096, &none), OF_STATUS_UNAVAILABLE,
+                "of_tensor_copy_to_device", "cuda:4096");
+  assert_ptr_equal(none, SENTINEL_PTR(of_tensor_t*));
+  ASSERT_STATUS(of_tensor_copy_to_device(i64, OF_DEVICE_CPU, 0, NULL), OF_STATUS_INVALID_ARGUMENT,
+                "of_tensor_copy_to_device", "out_tensor");
+  /* CUDA and back where there is a GPU; a clear refusal where not. */
+  if (of_test_cuda_available()) {
+    of_tensor_t *gpu = NULL, *back = NULL;
+    ASSERT_OK(of_tensor_copy_to_device(i64, OF_DEVICE_CUDA, 0, &gpu));
+    int32_t type = -1, index = -1;
+    ASSERT_OK(of_tensor_device(gpu, &type, &index));
+    assert_int_equal(type, OF_DEVICE_CUDA);
+    ASSERT_OK(of_tensor_copy_to_device(gpu, OF_DEVICE_CPU, 0, &back));
+    igot = read_exact(back, sizeof ivalues);
+    assert_memory_equal(igot, ivalues, sizeof ivalues);
+    free(igot);
+    of_tensor_release(back);
+    of_tensor_release(gpu);
+  } else {
+    ASSERT_STATUS(of_tensor_copy_to_device(i64, OF_DEVICE_CUDA, 0, &none), OF_STATUS_UNAVAILABLE,
+                  "of_tensor_copy_to_device", "cuda:0");
+    assert_ptr_equal(none, SENTINEL_PTR(of_tensor_t*));
+  }
+  of_tensor_release(i64);
+  of_tensor_release(copy);
+}
+
+/* The CPU allocator's counters follow a tensor's life; older (smaller) structs get only their fields. */
+static void test_device_memory_stats(void** state) {
+  of_session_t* s = (of_session_t*)*state;
+  of_device_memory_stats_t before, during, after;
+  before.struct_size = during.struct_size = after.struct_size = sizeof(of_device_memory_stats_t);
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CPU, 0, &before));
+  assert_int_equal(before.struct_size, sizeof(of_device_memory_stats_t));
+  const int64_t dims[] = {1 << 18}; /* 1 MiB of float32 */
+  of_tensor_t* t = NULL;
+  ASSERT_OK(of_tensor_zeros(s, of_dtype_float32(), dims, 1, NULL, &t));
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CPU, 0, &during));
+  assert_true(during.bytes_in_use >= before.bytes_in_use + (1u << 20));
+  assert_true(during.peak_bytes_in_use >= during.bytes_in_use);
+  assert_true(during.bytes_reserved >= during.bytes_in_use);
+  assert_true(during.peak_bytes_reserved >= during.bytes_reserved);
+  assert_true(during.allocations > before.allocations);
+  assert_true(during.bytes_cached <= during.bytes_reserved);
+  of_tensor_release(t);
+  ASSERT_OK(of_device_empty_cache(OF_DEVICE_CPU, 0));
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CPU, 0, &after));
+  assert_int_equal(after.bytes_in_use, before.bytes_in_use);
+  assert_int_equal(after.bytes_cached, 0);
+  assert_true(after.device_frees >= before.device_frees);
+  assert_int_equal(after.out_of_memory, before.out_of_memory);
+
+  /* A failed allocation is counted, and the device keeps working. */
+  const int64_t huge[] = {(int64_t)1 << 40, (int64_t)1 << 20};
+  of_tensor_t* none = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_STATUS(of_tensor_empty(s, of_dtype_float32(), huge, 2, NULL, &none), OF_STATUS_RESOURCE_EXHAUSTED,
+                "of_tensor_empty");
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CPU, 0, &after));
+  assert_int_equal(after.out_of_memory, before.out_of_memory + 1);
+  ASSERT_OK(of_tensor_zeros(s, of_dtype_float32(), dims, 1, NULL, &t));
+  of_tensor_release(t);
+
+  /* A caller built against an older header: only the fields its struct has are written. */
+  unsigned char raw[sizeof(of_device_memory_stats_t)];
+  memset(raw, 0xab, sizeof raw);
+  of_device_memory_stats_t* part = (of_device_memory_stats_t*)(void*)raw;
+  part->struct_size = offsetof(of_device_memory_stats_t, bytes_reserved);
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CPU, 0, part));
+  assert_int_equal(part->struct_size, offsetof(of_device_memory_stats_t, bytes_reserved));
+  for (size_t i = offsetof(of_device_memory_stats_t, bytes_reserved); i < sizeof raw; ++i) {
+    assert_int_equal(raw[i], 0xab);
+  }
+
+  /* Errors. */
+  part->struct_size = 0;
+  ASSERT_STATUS(of_device_memory_stats(OF_DEVICE_CPU, 0, part), OF_STATUS_INVALID_ARGUMENT, "of_device_memory_stats",
+                "struct_size");
+  ASSERT_STATUS(of_device_memory_stats(OF_DEVICE_CPU, 0, NULL), OF_STATUS_INVALID_ARGUMENT, "of_device_memory_stats",
+                "out_stats");
+  ASSERT_STATUS(of_device_memory_stats(0, 0, &after), OF_STATUS_INVALID_ARGUMENT, "of_device_memory_stats",
+                "device type 0");
+  ASSERT_STATUS(of_device_memory_stats(OF_DEVICE_CUDA, 4096, &after), OF_STATUS_UNAVAILABLE, "of_device_memory_stats",
+                "cuda:4096");
+  ASSERT_STATUS(of_device_empty_cache(OF_DEVICE_CPU, -1), OF_STATUS_INVALID_ARGUMENT, "of_device_empty_cache",
+                "negative");
+  ASSERT_STATUS(of_device_empty_cache(OF_DEVICE_CUDA, 4096), OF_STATUS_UNAVAILABLE, "of_device_empty_cache",
+                "cuda:4096");
+}
+
 static void test_retain_release(void** state) {
   of_session_t* s = (of_session_t*)*state;
   of_tensor_retain(NULL);
@@ -1260,6 +1398,8 @@ int main(void) {
       WITH_SESSION(test_tensor_options),
       WITH_SESSION(test_tensor_options_cuda),
       WITH_SESSION(test_copy_to_host_errors),
+      WITH_SESSION(test_copy_to_device),
+      WITH_SESSION(test_device_memory_stats),
       WITH_SESSION(test_retain_release),
       WITH_SESSION(test_adopt_release_order),
       WITH_SESSION(test_adopt_no_copy),

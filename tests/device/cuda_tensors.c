@@ -79,6 +79,77 @@ static void test_missing_device_index(void** state) {
   of_session_destroy(gpu);
 }
 
+static of_device_memory_stats_t cuda_stats(void) {
+  of_device_memory_stats_t stats;
+  stats.struct_size = sizeof stats;
+  ASSERT_OK(of_device_memory_stats(OF_DEVICE_CUDA, 0, &stats));
+  return stats;
+}
+
+/* The caching allocator on a GPU: a loop of the same sizes takes memory from the device once; freed
+ * memory stays reserved until of_device_empty_cache; a request larger than the GPU is
+ * RESOURCE_EXHAUSTED, counted, and the device keeps working. */
+static void test_caching_allocator(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  const int64_t dims[2] = {1024, 1024};
+  const of_device_memory_stats_t start = cuda_stats();
+  of_device_memory_stats_t after_first = start;
+  for (int i = 0; i < 20; ++i) {
+    of_tensor_t *a = NULL, *b = NULL;
+    ASSERT_OK(of_tensor_zeros(gpu, of_dtype_float32(), dims, 2, NULL, &a));
+    ASSERT_OK(of_tensor_ones(gpu, of_dtype_float32(), dims, 2, NULL, &b));
+    of_tensor_release(a);
+    of_tensor_release(b);
+    if (i == 0) after_first = cuda_stats();
+  }
+  const of_device_memory_stats_t end = cuda_stats();
+  assert_int_equal(end.device_allocations, after_first.device_allocations);
+  assert_int_equal(end.allocations, start.allocations + 40);
+  assert_int_equal(end.bytes_in_use, start.bytes_in_use);
+  assert_true(end.bytes_cached >= 8u << 20);
+  assert_true(end.peak_bytes_in_use >= start.bytes_in_use + (8u << 20));
+
+  const int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20}; /* 4 TiB of float32 */
+  of_tensor_t* none = NULL;
+  ASSERT_STATUS(of_tensor_empty(gpu, of_dtype_float32(), huge, 2, NULL, &none), OF_STATUS_RESOURCE_EXHAUSTED,
+                "out of memory on cuda:0");
+  const of_device_memory_stats_t failed = cuda_stats();
+  assert_int_equal(failed.out_of_memory, end.out_of_memory + 1);
+  /* Returning the cache to the device happened before failing. */
+  assert_true(failed.bytes_reserved < end.bytes_reserved);
+  of_tensor_t* ok = NULL;
+  ASSERT_OK(of_tensor_ones(gpu, of_dtype_float32(), dims, 2, NULL, &ok));
+  of_tensor_release(ok);
+  ASSERT_OK(of_device_empty_cache(OF_DEVICE_CUDA, 0));
+  assert_int_equal(cuda_stats().bytes_cached, 0);
+  of_session_destroy(gpu);
+}
+
+/* Copies between the CPU and the GPU, and on the GPU, keep dtype, dims and values. */
+static void test_copy_to_device(void** state) {
+  (void)state;
+  of_session_t* cpu = of_test_session();
+  const int64_t dims[2] = {4, 3};
+  double host[12], back[12];
+  for (int i = 0; i < 12; ++i) host[i] = i * 1.5 - 4;
+  of_tensor_t *x = NULL, *g = NULL, *g2 = NULL, *h = NULL;
+  ASSERT_OK(of_tensor_from_data(cpu, of_dtype_float64(), dims, 2, host, sizeof host, NULL, &x));
+  ASSERT_OK(of_tensor_copy_to_device(x, OF_DEVICE_CUDA, 0, &g));
+  ASSERT_OK(of_tensor_copy_to_device(g, OF_DEVICE_CUDA, 0, &g2));
+  ASSERT_OK(of_tensor_copy_to_device(g2, OF_DEVICE_CPU, 0, &h));
+  int32_t type = 0, index = -1;
+  ASSERT_OK(of_tensor_device(g2, &type, &index));
+  assert_int_equal(type, OF_DEVICE_CUDA);
+  ASSERT_OK(of_tensor_copy_to_host(h, back, sizeof back));
+  assert_memory_equal(host, back, sizeof host);
+  of_tensor_release(x);
+  of_tensor_release(g);
+  of_tensor_release(g2);
+  of_tensor_release(h);
+  of_session_destroy(cpu);
+}
+
 int main(void) {
   of_status_t* st = of_test_cuda_probe();
   if (st != NULL) {
@@ -88,10 +159,9 @@ int main(void) {
     return unavailable ? SKIP_RETURN_CODE : 1;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_from_data_round_trip),
-      cmocka_unit_test(test_full),
-      cmocka_unit_test(test_randn_matches_cpu),
-      cmocka_unit_test(test_missing_device_index),
+      cmocka_unit_test(test_from_data_round_trip), cmocka_unit_test(test_full),
+      cmocka_unit_test(test_randn_matches_cpu),    cmocka_unit_test(test_missing_device_index),
+      cmocka_unit_test(test_caching_allocator),    cmocka_unit_test(test_copy_to_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

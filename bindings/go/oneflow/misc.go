@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"unsafe"
 )
 
 // DimUnknown marks an unknown dim size (OF_DIM_UNKNOWN) in a graph input's dims; it prints as "?".
@@ -90,6 +91,39 @@ func CheckVersion() error {
 
 // CUDAIsBuilt reports whether the library includes the CUDA backend.
 func CUDAIsBuilt() bool { return C.of_cuda_is_built() != 0 }
+
+// DeviceMemoryStats are the counters of a device's memory allocator (of_device_memory_stats_t): bytes
+// and counts since the process started, every session's tensors on the device included.
+type DeviceMemoryStats struct {
+	BytesInUse        uint64 // storage of live tensors, as asked (before rounding)
+	PeakBytesInUse    uint64
+	BytesReserved     uint64 // held from the device: in use, rounding slack and the cache
+	PeakBytesReserved uint64
+	BytesCached       uint64 // of BytesReserved, what no allocation uses
+	Allocations       uint64
+	DeviceAllocations uint64 // allocations that took new memory from the device
+	DeviceFrees       uint64 // memory given back to the device
+	OutOfMemory       uint64 // allocations that failed with CodeResourceExhausted
+}
+
+// DeviceMemory reads the counters of a device (DeviceCPU or DeviceCUDA, and its index);
+// CodeUnavailable for a device this build or machine does not have.
+func DeviceMemory(deviceType, index int32) (DeviceMemoryStats, error) {
+	var c C.of_device_memory_stats_t
+	c.struct_size = C.size_t(unsafe.Sizeof(c))
+	if err := statusError(C.of_device_memory_stats(C.int32_t(deviceType), C.int32_t(index), &c)); err != nil {
+		return DeviceMemoryStats{}, err
+	}
+	return DeviceMemoryStats{uint64(c.bytes_in_use), uint64(c.peak_bytes_in_use), uint64(c.bytes_reserved),
+		uint64(c.peak_bytes_reserved), uint64(c.bytes_cached), uint64(c.allocations), uint64(c.device_allocations),
+		uint64(c.device_frees), uint64(c.out_of_memory)}, nil
+}
+
+// EmptyDeviceCache gives the device's cached memory that no tensor uses back to the device; tensors are
+// unaffected.
+func EmptyDeviceCache(deviceType, index int32) error {
+	return statusError(C.of_device_empty_cache(C.int32_t(deviceType), C.int32_t(index)))
+}
 
 // OpNames lists the library's registered ops in name order (backward helpers included).
 func OpNames() ([]string, error) {

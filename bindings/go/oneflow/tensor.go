@@ -397,6 +397,20 @@ func (t *Tensor) Detach() (*Tensor, error) {
 	return c.tensorResult(st, out)
 }
 
+// CopyToDevice is a new contiguous tensor on the device (DeviceCPU or DeviceCUDA, and its index) with t's
+// dtype, dims and values: a copy even on the same device, without autograd history.
+func (t *Tensor) CopyToDevice(deviceType, index int32) (*Tensor, error) {
+	c, err := t.begin("CopyToDevice")
+	if err != nil {
+		return nil, err
+	}
+	defer t.end()
+	var out *C.of_tensor_t
+	st := C.of_tensor_copy_to_device(t.ptr, C.int32_t(deviceType), C.int32_t(index), &out)
+	runtime.KeepAlive(t)
+	return c.tensorResult(st, out)
+}
+
 // Backward accumulates the gradients of t into the leaves' grads; grad nil stands for 1 (a scalar t).
 // Inside Graph.Build it traces the backward ops instead.
 func (t *Tensor) Backward(grad *Tensor, retainGraph bool) error {

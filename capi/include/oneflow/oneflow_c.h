@@ -193,6 +193,33 @@ enum of_device_types {
 /* 1 if this build of the library includes the CUDA backend, else 0. */
 OF_API of_bool_t of_cuda_is_built(void);
 
+/* The counters of one device's memory allocator. Allocators are per process: every session's tensors
+ * on the device count. A CUDA device's memory is taken in segments and handed out in blocks, which
+ * freed tensors return to a cache for the next ones (as PyTorch's caching allocator does); the CPU
+ * caches freed blocks by size class. Byte counts are since the process started, not since a reset. */
+typedef struct of_device_memory_stats_t {
+  size_t struct_size;           /* set by the caller to sizeof(of_device_memory_stats_t) */
+  uint64_t bytes_in_use;        /* storage of live tensors and graph arenas, as asked (before rounding) */
+  uint64_t peak_bytes_in_use;
+  uint64_t bytes_reserved;      /* held from the device: in use, rounding slack and the cache */
+  uint64_t peak_bytes_reserved;
+  uint64_t bytes_cached;        /* of bytes_reserved, what no allocation uses (of_device_empty_cache frees
+                                   the wholly unused segments of it) */
+  uint64_t allocations;         /* successful allocations */
+  uint64_t device_allocations;  /* of which took new memory from the device (cudaMalloc, aligned_alloc) */
+  uint64_t device_frees;        /* memory given back to the device */
+  uint64_t out_of_memory;       /* allocations that failed with RESOURCE_EXHAUSTED; the device stays usable */
+} of_device_memory_stats_t;
+/* Fills the first out_stats->struct_size bytes (at least sizeof(size_t), INVALID_ARGUMENT otherwise) with
+ * the counters of the device (device_type OF_DEVICE_*, device_index). UNAVAILABLE for a device this
+ * build or machine does not have. Thread-safe. */
+OF_API of_status_t* of_device_memory_stats(int32_t device_type, int32_t device_index,
+                                           of_device_memory_stats_t* out_stats);
+/* Gives the device's cached memory that no tensor uses back to the device (cudaFree; free() on the
+ * CPU). Tensors are unaffected; the next allocations take fresh memory from the device. An allocation
+ * that finds the device full does this by itself before failing. Thread-safe. */
+OF_API of_status_t* of_device_empty_cache(int32_t device_type, int32_t device_index);
+
 /*===--- sessions ---------------------------------------------------------------------------===*/
 
 typedef struct of_session_t of_session_t;
@@ -325,6 +352,13 @@ OF_API of_status_t* of_tensor_device(const of_tensor_t* tensor, int32_t* out_dev
  * of_tensor_nbytes (INVALID_ARGUMENT otherwise, naming both sizes). FAILED_PRECONDITION for a lazy
  * tensor, which has no data. */
 OF_API of_status_t* of_tensor_copy_to_host(const of_tensor_t* tensor, void* out_data, size_t nbytes);
+/* A new contiguous tensor on the device (device_type OF_DEVICE_*, device_index) with the same dtype,
+ * dims and values: a copy even when `tensor` is already there, so the two never share memory. The copy
+ * has no autograd history (as a detached tensor; of_tensor_requires_grad is 0). FAILED_PRECONDITION for
+ * a lazy tensor; UNAVAILABLE for a device this build or machine does not have. The caller owns
+ * *out_tensor. */
+OF_API of_status_t* of_tensor_copy_to_device(const of_tensor_t* tensor, int32_t device_type, int32_t device_index,
+                                             of_tensor_t** out_tensor);
 
 /*===--- DLPack exchange --------------------------------------------------------------------===*/
 

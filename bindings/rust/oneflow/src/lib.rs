@@ -72,6 +72,65 @@ mod generated {
 }
 pub use generated::*;
 
+/// Devices: their types (`OF_DEVICE_*`, DLPack's values) and their memory allocators' counters.
+pub mod device {
+    use crate::{check, sys, Result};
+
+    /// The CPU (`OF_DEVICE_CPU`).
+    pub const CPU: i32 = sys::OF_DEVICE_CPU as i32;
+    /// CUDA GPUs (`OF_DEVICE_CUDA`).
+    pub const CUDA: i32 = sys::OF_DEVICE_CUDA as i32;
+
+    /// The counters of a device's memory allocator (`of_device_memory_stats_t`): bytes and counts
+    /// since the process started, every session's tensors on the device included.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct MemoryStats {
+        /// Storage of live tensors, as asked (before rounding).
+        pub bytes_in_use: u64,
+        /// The most `bytes_in_use` has been.
+        pub peak_bytes_in_use: u64,
+        /// Held from the device: in use, rounding slack and the cache.
+        pub bytes_reserved: u64,
+        /// The most `bytes_reserved` has been.
+        pub peak_bytes_reserved: u64,
+        /// Of `bytes_reserved`, what no allocation uses.
+        pub bytes_cached: u64,
+        /// Successful allocations.
+        pub allocations: u64,
+        /// Allocations that took new memory from the device.
+        pub device_allocations: u64,
+        /// Memory given back to the device.
+        pub device_frees: u64,
+        /// Allocations that failed with RESOURCE_EXHAUSTED.
+        pub out_of_memory: u64,
+    }
+
+    /// The counters of a device ([`CPU`] or [`CUDA`], and its index); UNAVAILABLE for a device this
+    /// build or machine does not have.
+    pub fn memory_stats(device_type: i32, index: i32) -> Result<MemoryStats> {
+        let mut c: sys::of_device_memory_stats_t = unsafe { std::mem::zeroed() };
+        c.struct_size = std::mem::size_of::<sys::of_device_memory_stats_t>();
+        check(unsafe { sys::of_device_memory_stats(device_type, index, &mut c) })?;
+        Ok(MemoryStats {
+            bytes_in_use: c.bytes_in_use,
+            peak_bytes_in_use: c.peak_bytes_in_use,
+            bytes_reserved: c.bytes_reserved,
+            peak_bytes_reserved: c.peak_bytes_reserved,
+            bytes_cached: c.bytes_cached,
+            allocations: c.allocations,
+            device_allocations: c.device_allocations,
+            device_frees: c.device_frees,
+            out_of_memory: c.out_of_memory,
+        })
+    }
+
+    /// Gives the device's cached memory that no tensor uses back to the device; tensors are
+    /// unaffected.
+    pub fn empty_cache(device_type: i32, index: i32) -> Result<()> {
+        check(unsafe { sys::of_device_empty_cache(device_type, index) })
+    }
+}
+
 /// Dimension sizes: concrete sizes are `>= 0`; [`dim::UNKNOWN`] and the session's named symbols
 /// ([`Session::dim_symbol`]) are negative.
 pub mod dim {

@@ -163,6 +163,16 @@ impl Tensor {
         check(unsafe { sys::of_tensor_set_grad(self.raw(), grad.map_or(std::ptr::null(), |g| g.raw())) })
     }
 
+    /// A new contiguous tensor on the device ([`device::CPU`](crate::device::CPU) or
+    /// [`device::CUDA`](crate::device::CUDA), and its index) with this tensor's dtype, dims and
+    /// values: a copy even on the same device, without autograd history.
+    pub fn copy_to_device(&self, device_type: i32, index: i32) -> Result<Tensor> {
+        let _s = state::read();
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::of_tensor_copy_to_device(self.raw(), device_type, index, &mut raw) })?;
+        Ok(unsafe { Tensor::from_raw(raw, self.session.clone()) })
+    }
+
     /// A new leaf sharing this tensor's data, outside every backward graph.
     pub fn detach(&self) -> Result<Tensor> {
         let _s = state::read();

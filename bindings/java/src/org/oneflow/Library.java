@@ -6,7 +6,7 @@ import java.util.List;
 import org.oneflow.jni.OneflowC;
 import org.oneflow.jni.OneflowCConstants;
 
-/** The library: versions, build features, the op registry, and counters of adopted buffers. */
+/** The library: versions, build features, devices and their memory, the op registry, and counters of adopted buffers. */
 public final class Library {
   private Library() {}
 
@@ -35,6 +35,59 @@ public final class Library {
   /** Whether the library includes the CUDA backend. */
   public static boolean cudaIsBuilt() {
     return OneflowC.of_cuda_is_built();
+  }
+
+  /** Device type of the CPU (OF_DEVICE_CPU), for {@link #deviceMemoryStats} and {@link Tensor#copyToDevice}. */
+  public static final int DEVICE_CPU = 1;
+  /** Device type of CUDA GPUs (OF_DEVICE_CUDA). */
+  public static final int DEVICE_CUDA = 2;
+
+  /**
+   * The counters of a device's memory allocator (per process: every session's tensors on it count).
+   * Throws UnavailableException for a device this build or machine does not have.
+   */
+  public static DeviceMemoryStats deviceMemoryStats(int deviceType, int deviceIndex) {
+    org.oneflow.jni.of_device_memory_stats_t s = new org.oneflow.jni.of_device_memory_stats_t();
+    try {
+      Status.check(OneflowC.of_device_memory_stats(deviceType, deviceIndex, s));
+      return new DeviceMemoryStats(s.getBytes_in_use(), s.getPeak_bytes_in_use(), s.getBytes_reserved(),
+          s.getPeak_bytes_reserved(), s.getBytes_cached(), s.getAllocations(), s.getDevice_allocations(),
+          s.getDevice_frees(), s.getOut_of_memory());
+    } finally {
+      s.delete();
+    }
+  }
+
+  /** Gives the device's cached memory that no tensor uses back to the device; tensors are unaffected. */
+  public static void emptyDeviceCache(int deviceType, int deviceIndex) {
+    Status.check(OneflowC.of_device_empty_cache(deviceType, deviceIndex));
+  }
+
+  /** of_device_memory_stats_t as values (bytes and counts since the process started). */
+  public static final class DeviceMemoryStats {
+    public final long bytesInUse, peakBytesInUse, bytesReserved, peakBytesReserved, bytesCached, allocations,
+        deviceAllocations, deviceFrees, outOfMemory;
+
+    DeviceMemoryStats(long bytesInUse, long peakBytesInUse, long bytesReserved, long peakBytesReserved,
+        long bytesCached, long allocations, long deviceAllocations, long deviceFrees, long outOfMemory) {
+      this.bytesInUse = bytesInUse;
+      this.peakBytesInUse = peakBytesInUse;
+      this.bytesReserved = bytesReserved;
+      this.peakBytesReserved = peakBytesReserved;
+      this.bytesCached = bytesCached;
+      this.allocations = allocations;
+      this.deviceAllocations = deviceAllocations;
+      this.deviceFrees = deviceFrees;
+      this.outOfMemory = outOfMemory;
+    }
+
+    @Override
+    public String toString() {
+      return "DeviceMemoryStats{inUse=" + bytesInUse + ", peakInUse=" + peakBytesInUse + ", reserved=" + bytesReserved
+          + ", peakReserved=" + peakBytesReserved + ", cached=" + bytesCached + ", allocations=" + allocations
+          + ", deviceAllocations=" + deviceAllocations + ", deviceFrees=" + deviceFrees + ", outOfMemory="
+          + outOfMemory + "}";
+    }
   }
 
   /** The registered ops' names, in name order (backward helpers included). */

@@ -161,6 +161,20 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     return new int[] {type[0], index[0]};
   }
 
+  /**
+   * A new contiguous tensor on the device (Library.DEVICE_CPU or DEVICE_CUDA, index) with this tensor's
+   * dtype, dims and values: a copy even on the same device, without autograd history.
+   */
+  public Tensor copyToDevice(int deviceType, int deviceIndex) {
+    long[] out = new long[1];
+    try {
+      Status.check(OneflowC.of_tensor_copy_to_device(ptr(), deviceType, deviceIndex, out));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return new Tensor(ref.session(), out[0]);
+  }
+
   // ---- data out -----------------------------------------------------------------------------
 
   static boolean fits(DType d, Object array) {

@@ -133,6 +133,33 @@ public class ApiTest {
   }
 
   @Test
+  public void devicesCopiesAndMemoryCounters() {
+    try (Session s = new Session()) {
+      Library.DeviceMemoryStats before = Library.deviceMemoryStats(Library.DEVICE_CPU, 0), during = before;
+      try (Tensor x = s.tensor(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+          Tensor xt = x.transpose(0, 1);
+          Tensor copy = xt.copyToDevice(Library.DEVICE_CPU, 0)) {
+        assertArrayEquals(new float[] {1, 4, 2, 5, 3, 6}, copy.toFloatArray(), 0f);
+        assertArrayEquals(new int[] {Library.DEVICE_CPU, 0}, copy.device());
+        // Only counts that the cleaners of earlier tests' tensors (which run at any time) cannot lower.
+        during = Library.deviceMemoryStats(Library.DEVICE_CPU, 0);
+        assertTrue(during.allocations >= before.allocations + 2);
+        assertTrue(during.bytesReserved >= during.bytesInUse);
+        assertTrue(during.peakBytesInUse >= during.bytesInUse);
+        assertThrows(UnavailableException.class, () -> x.copyToDevice(Library.DEVICE_CUDA, 4096));
+        assertThrows(InvalidArgumentException.class, () -> x.copyToDevice(7, 0));
+      }
+      Library.emptyDeviceCache(Library.DEVICE_CPU, 0);
+      Library.DeviceMemoryStats after = Library.deviceMemoryStats(Library.DEVICE_CPU, 0);
+      assertTrue(after.bytesInUse + 2 * 24 <= during.bytesInUse);  // x's and the copy's storage
+      assertTrue(after.bytesReserved <= during.bytesReserved);
+      assertTrue(after.deviceFrees >= during.deviceFrees);
+      assertThrows(UnavailableException.class, () -> Library.deviceMemoryStats(Library.DEVICE_CUDA, 4096));
+      assertThrows(InvalidArgumentException.class, () -> Library.emptyDeviceCache(Library.DEVICE_CPU, -1));
+    }
+  }
+
+  @Test
   public void optionsDefaultsComeFromTheLibrary() {
     assertArrayEquals(new long[] {1, 1}, new Conv2dOptions().stride());
     assertEquals(1, new Conv2dOptions().groups());
