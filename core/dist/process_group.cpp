@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -39,6 +40,23 @@ std::map<int64_t, std::weak_ptr<ProcessGroup>>& Registry() {
   return *groups;
 }
 std::atomic<int64_t> next_id{1};
+
+// Note [SIGPIPE]: Gloo writes to its peers' sockets without MSG_NOSIGNAL, so a write to a rank that has
+// exited raises SIGPIPE, whose default action kills this process before the failure can be reported (the
+// surviving ranks of dist.DataParallel.ARankThatExitsIsNamedByTheOthers died so, now and then). The first
+// group sets SIGPIPE to ignored if it still has its default action, as Python does for every program; a
+// handler or disposition the host chose is left alone. Such writes then fail with EPIPE, reported as the
+// peer's exit.
+void IgnoreSigpipeUnlessHandled() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+        current.sa_handler == SIG_DFL) {
+      signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
 
 std::vector<char> Bytes(std::string_view s) { return {s.begin(), s.end()}; }
 std::string Text(const std::vector<char>& v) { return {v.begin(), v.end()}; }
@@ -223,6 +241,7 @@ void ProcessGroup::Join(const ProcessGroupOptions& options) {
                                << " did not join within " << options.timeout.count() << " ms";
   }
 
+  IgnoreSigpipeUnlessHandled();
   gloo::transport::tcp::attr attr;
   attr.hostname = host_;
   auto device = gloo::transport::tcp::CreateDevice(attr);

@@ -1684,7 +1684,9 @@ OF_API void of_process_group_options_init(of_process_group_options_t* options);
 /* Joins the group; returns once every rank has joined. INVALID_ARGUMENT for options out of range, a
  * rendezvous directory that cannot be written, ranks that disagree on the world size or a rank claimed by
  * two processes; DEADLINE_EXCEEDED naming the ranks that did not join within the timeout. Free
- * *out_group with of_process_group_destroy. */
+ * *out_group with of_process_group_destroy. The first group of a process sets SIGPIPE to ignored if it
+ * still has its default action (as Python does): otherwise Gloo's writes to a peer that has exited would
+ * kill this process instead of failing the call; a handler the program installed is kept. */
 OF_API of_status_t* of_process_group_create(const of_process_group_options_t* options,
                                             of_process_group_t** out_group);
 /* Leaves the group (the other ranks' later collectives with it fail). A graph made data-parallel with it
