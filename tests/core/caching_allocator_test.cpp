@@ -39,7 +39,7 @@ class FakeSegments final : public SegmentSource {
       ++device_->refusals;
       return nullptr;
     }
-    auto* p = static_cast<char*>(std::malloc(nbytes));
+    auto* p = static_cast<char*>(std::aligned_alloc(512, nbytes));  // aligned as cudaMalloc's (256 B) or better
     device_->used += nbytes;
     device_->segments.emplace(p, nbytes);
     ++device_->allocations;

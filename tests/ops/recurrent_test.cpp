@@ -1,6 +1,7 @@
 // lstm_cell and gru_cell (and their fused pointwise ops and backward ops) against float64 reference
 // loops; gradients by finite differences, of one step and of a tiny LSTM sequence model that trains;
 // errors; a lazy graph over an unknown batch dim.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <tuple>
@@ -89,6 +90,21 @@ std::vector<double> NumericGrad(const std::function<std::vector<double>(const st
   return grad;
 }
 
+// A cell's gate pre-activations: ops::Linear results, so rounded to the cell's dtype.
+std::vector<double> CellLinear(Symbol<DType> dtype, const TensorPtr& x, const TensorPtr& w, const TensorPtr& b,
+                               int64_t n, int64_t in, int64_t out) {
+  return RoundedTo(dtype, RefLinear(ToDoubles(x), ToDoubles(w), b ? ToDoubles(b) : std::vector<double>{}, n, in, out));
+}
+
+// The cells' absolute tolerance. In a half dtype a pre-activation within float32's error of a rounding
+// boundary may round to the neighbouring half value (one ulp, up to RtolFor * |gate|), which the
+// pointwise part carries into the outputs with a factor of at most about one.
+double CellAtol(Symbol<DType> dtype, const std::vector<double>& gates) {
+  double largest = 0;
+  for (double g : gates) largest = std::max(largest, std::abs(g));
+  return TolFor(dtype, 1e-5, 1e-12) + (dtype->is_half() ? RtolFor(dtype) * largest : 0.0);
+}
+
 struct CellCase {
   int64_t n, in, h;
   bool bias;
@@ -105,12 +121,11 @@ TEST(Recurrent, LstmCellMatchesReference) {
                       wh = RandomTensor(dtype, Shape{4 * cc.h, cc.h});
       const TensorPtr bi = cc.bias ? RandomTensor(dtype, Shape{4 * cc.h}) : nullptr;
       const TensorPtr bh = cc.bias ? RandomTensor(dtype, Shape{4 * cc.h}) : nullptr;
-      const std::vector<double> gates =
-          Plus(RefLinear(ToDoubles(x), ToDoubles(wi), bi ? ToDoubles(bi) : std::vector<double>{}, cc.n, cc.in, 4 * cc.h),
-               RefLinear(ToDoubles(h), ToDoubles(wh), bh ? ToDoubles(bh) : std::vector<double>{}, cc.n, cc.h, 4 * cc.h));
+      const std::vector<double> gates = Plus(
+          CellLinear(dtype, x, wi, bi, cc.n, cc.in, 4 * cc.h), CellLinear(dtype, h, wh, bh, cc.n, cc.h, 4 * cc.h));
       const std::vector<double> ref = RefLstmPointwise(gates, ToDoubles(c), cc.n, cc.h);
       const std::vector<double> ref_h(ref.begin(), ref.begin() + cc.n * cc.h), ref_c(ref.begin() + cc.n * cc.h, ref.end());
-      const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
+      const double rtol = RtolFor(dtype) * 20, atol = CellAtol(dtype, gates);
       for (bool strided : {false, true}) {
         const auto layout = [&](const TensorPtr& t) { return strided && t ? NonContiguous(t) : t; };
         const auto [hn, cn] = ops::LstmCell(layout(x), layout(h), layout(c), layout(wi), layout(wh), layout(bi), layout(bh));
@@ -130,11 +145,10 @@ TEST(Recurrent, GruCellMatchesReference) {
                       wi = RandomTensor(dtype, Shape{3 * cc.h, cc.in}), wh = RandomTensor(dtype, Shape{3 * cc.h, cc.h});
       const TensorPtr bi = cc.bias ? RandomTensor(dtype, Shape{3 * cc.h}) : nullptr;
       const TensorPtr bh = cc.bias ? RandomTensor(dtype, Shape{3 * cc.h}) : nullptr;
-      const std::vector<double> ref = RefGruPointwise(
-          RefLinear(ToDoubles(x), ToDoubles(wi), bi ? ToDoubles(bi) : std::vector<double>{}, cc.n, cc.in, 3 * cc.h),
-          RefLinear(ToDoubles(h), ToDoubles(wh), bh ? ToDoubles(bh) : std::vector<double>{}, cc.n, cc.h, 3 * cc.h),
-          ToDoubles(h), cc.n, cc.h);
-      const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
+      const std::vector<double> gx = CellLinear(dtype, x, wi, bi, cc.n, cc.in, 3 * cc.h);
+      const std::vector<double> gh = CellLinear(dtype, h, wh, bh, cc.n, cc.h, 3 * cc.h);
+      const std::vector<double> ref = RefGruPointwise(gx, gh, ToDoubles(h), cc.n, cc.h);
+      const double rtol = RtolFor(dtype) * 20, atol = CellAtol(dtype, Plus(gx, gh));
       for (bool strided : {false, true}) {
         const auto layout = [&](const TensorPtr& t) { return strided && t ? NonContiguous(t) : t; };
         ExpectTensorNear(ops::GruCell(layout(x), layout(h), layout(wi), layout(wh), layout(bi), layout(bh)), dtype,
