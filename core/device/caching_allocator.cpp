@@ -135,20 +135,21 @@ void CachingAllocator::Deallocate(void* ptr, size_t nbytes) {
   block->allocated = false;
   block_bytes_in_use_ -= block->size;
   FreeBlocks& pool = PoolOf(block->small);
+  // Folds `right`, the block after `left` in their segment, into `left`.
+  const auto merge = [](Block* left, Block* right) {
+    left->size += right->size;
+    left->next = right->next;
+    if (right->next != nullptr) right->next->prev = left;
+    delete right;
+  };
   if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
     pool.erase(prev);
-    prev->size += block->size;
-    prev->next = block->next;
-    if (block->next != nullptr) block->next->prev = prev;
-    delete block;
+    merge(prev, block);
     block = prev;
   }
   if (Block* next = block->next; next != nullptr && !next->allocated) {
     pool.erase(next);
-    block->size += next->size;
-    block->next = next->next;
-    if (next->next != nullptr) next->next->prev = block;
-    delete next;
+    merge(block, next);
   }
   pool.insert(block);
   RecordDeallocate(nbytes);
