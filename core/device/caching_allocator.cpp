@@ -1,7 +1,6 @@
 #include "core/device/caching_allocator.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "core/common/error.h"
 

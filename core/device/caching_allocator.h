@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <string>
 #include <unordered_map>
 
 #include "core/device/device.h"
