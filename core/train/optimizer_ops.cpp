@@ -3,6 +3,7 @@
 // ops (Note [Loss scaling]): "non_finite_check" and "update_loss_scale".
 #include <atomic>
 #include <cmath>
+#include <type_traits>
 
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/element_bits.h"
@@ -140,6 +141,35 @@ void VisitFloating(Symbol<DType> dtype, Fn&& fn) {
   });
 }
 
+// Calls fn(std::bool_constant<b>{}): a loop-invariant choice made once, outside a loop, so that each
+// combination of the update's options gets its own branch-free loop, which the compiler vectorises.
+template <typename Fn>
+void WithBool(bool b, Fn&& fn) {
+  if (b) {
+    fn(std::true_type{});
+  } else {
+    fn(std::false_type{});
+  }
+}
+
+// One chunk of an SGD update (see SgdOptions). The arrays never overlap: the parameter, autograd's fresh
+// gradient and the optimizer's own buffer. kMomentum: buf is the momentum buffer; kFirst: the first step
+// (the buffer starts as the gradient).
+template <typename T, bool kDecay, bool kMomentum, bool kFirst, bool kNesterov>
+void SgdLoop(T* __restrict p, const T* __restrict g, T* __restrict buf, int64_t n, T lr, T wd, T momentum, T keep,
+             T inv_scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T gi = g[i] * inv_scale;  // exact without a scale (inv_scale 1)
+    T d = kDecay ? gi + wd * p[i] : gi;
+    if constexpr (kMomentum) {
+      const T b = kFirst ? d : momentum * buf[i] + keep * d;
+      buf[i] = b;
+      d = kNesterov ? d + momentum * b : b;
+    }
+    p[i] -= lr * d;
+  }
+}
+
 void SgdUpdateKernel(KernelContext& ctx) {
   const SgdOptions o = SgdFromAttrs(ctx.attrs);
   const bool first_step = ctx.attrs.Bool("first_step");
@@ -152,20 +182,37 @@ void SgdUpdateKernel(KernelContext& ctx) {
     T* buf = o.momentum != 0.0 ? ctx.in(2).data<T>() : nullptr;
     const T lr = static_cast<T>(o.lr), wd = static_cast<T>(o.weight_decay), momentum = static_cast<T>(o.momentum);
     const T keep = static_cast<T>(1.0 - o.dampening), inv_scale = static_cast<T>(unscale.inv_scale);
-    const bool decay = o.weight_decay != 0.0, nesterov = o.nesterov;
-    ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const T gi = g[i] * inv_scale;  // exact without a scale (inv_scale 1)
-        T d = decay ? gi + wd * p[i] : gi;
-        if (buf != nullptr) {
-          const T b = first_step ? d : momentum * buf[i] + keep * d;
-          buf[i] = b;
-          d = nesterov ? d + momentum * b : b;
-        }
-        p[i] -= lr * d;
-      }
+    WithBool(o.weight_decay != 0.0, [&](auto decay) {
+      WithBool(buf != nullptr, [&](auto with_momentum) {
+        WithBool(first_step, [&](auto first) {
+          WithBool(o.nesterov, [&](auto nesterov) {
+            ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
+              SgdLoop<T, decay(), with_momentum(), first(), nesterov()>(
+                  p + begin, g + begin, buf == nullptr ? nullptr : buf + begin, end - begin, lr, wd, momentum, keep,
+                  inv_scale);
+            });
+          });
+        });
+      });
     });
   });
+}
+
+// One chunk of an Adam update (see AdamOptions; the arrays never overlap, as SgdLoop's). kL2: weight
+// decay added to the gradient; kDecoupled: AdamW's decay of the parameter.
+template <typename T, bool kL2, bool kDecoupled>
+void AdamLoop(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v, int64_t n, T wd, T shrink,
+              T beta1, T beta2, T one_minus_beta1, T one_minus_beta2, T eps, T size, T inv_bc2_sqrt, T inv_scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T unscaled = g[i] * inv_scale;  // exact without a scale (inv_scale 1)
+    const T gi = kL2 ? unscaled + wd * p[i] : unscaled;
+    const T pi = kDecoupled ? p[i] * shrink : p[i];
+    const T mi = beta1 * m[i] + one_minus_beta1 * gi;
+    const T vi = beta2 * v[i] + one_minus_beta2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi - size * mi / (std::sqrt(vi) * inv_bc2_sqrt + eps);
+  }
 }
 
 void AdamUpdateKernel(KernelContext& ctx) {
@@ -191,17 +238,14 @@ void AdamUpdateKernel(KernelContext& ctx) {
     const T eps = static_cast<T>(o.eps), size = static_cast<T>(step_size);
     const T inv_bc2_sqrt = static_cast<T>(1.0 / bias_correction2_sqrt);
     const T inv_scale = static_cast<T>(unscale.inv_scale);
-    ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const T unscaled = g[i] * inv_scale;  // exact without a scale (inv_scale 1)
-        const T gi = l2 ? unscaled + wd * p[i] : unscaled;
-        const T pi = decoupled ? p[i] * shrink : p[i];
-        const T mi = beta1 * m[i] + one_minus_beta1 * gi;
-        const T vi = beta2 * v[i] + one_minus_beta2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] = pi - size * mi / (std::sqrt(vi) * inv_bc2_sqrt + eps);
-      }
+    WithBool(l2, [&](auto with_l2) {
+      WithBool(decoupled, [&](auto with_decoupled) {
+        ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
+          AdamLoop<T, with_l2(), with_decoupled()>(p + begin, g + begin, m + begin, v + begin, end - begin, wd,
+                                                   shrink, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, size,
+                                                   inv_bc2_sqrt, inv_scale);
+        });
+      });
     });
   });
 }
