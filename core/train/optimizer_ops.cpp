@@ -187,9 +187,9 @@ void SgdUpdateKernel(KernelContext& ctx) {
         WithBool(first_step, [&](auto first) {
           WithBool(o.nesterov, [&](auto nesterov) {
             ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
-              SgdLoop<T, decay(), with_momentum(), first(), nesterov()>(
-                  p + begin, g + begin, buf == nullptr ? nullptr : buf + begin, end - begin, lr, wd, momentum, keep,
-                  inv_scale);
+              SgdLoop<T, decay(), with_momentum(), first(), nesterov()>(p + begin, g + begin,
+                                                                        buf == nullptr ? nullptr : buf + begin,
+                                                                        end - begin, lr, wd, momentum, keep, inv_scale);
             });
           });
         });
@@ -241,8 +241,8 @@ void AdamUpdateKernel(KernelContext& ctx) {
     WithBool(l2, [&](auto with_l2) {
       WithBool(decoupled, [&](auto with_decoupled) {
         ctx.pool.ParallelFor(ctx.in(0).numel(), kGrain, [&](int64_t begin, int64_t end) {
-          AdamLoop<T, with_l2(), with_decoupled()>(p + begin, g + begin, m + begin, v + begin, end - begin, wd,
-                                                   shrink, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, size,
+          AdamLoop<T, with_l2(), with_decoupled()>(p + begin, g + begin, m + begin, v + begin, end - begin, wd, shrink,
+                                                   beta1, beta2, one_minus_beta1, one_minus_beta2, eps, size,
                                                    inv_bc2_sqrt, inv_scale);
         });
       });
