@@ -180,6 +180,14 @@ void CheckBackward(const ConvCase& k, Symbol<DType> dt) {
       EXPECT_TRUE(r[0]->is_contiguous());
     }
   }
+  // Without the bias gradient (a convolution without a bias): the same weight gradient, an empty grad_bias.
+  Attrs no_bias = k.attrs();
+  no_bias.Set("bias_grad", false);
+  for (const TensorPtr& xi : {x, x_cl ? ChannelsLast(x) : x}) {
+    r = Apply(bwd_weight, {xi, dy_cl ? ChannelsLast(dy) : dy, w}, no_bias);
+    ExpectTensorNear(r[0], dt, ws, dw, Tol(dt), Tol(dt));
+    EXPECT_EQ(r[1]->shape(), Shape{0});
+  }
   MarkCovered("conv2d_backward_data", dt);
   MarkCovered("conv2d_backward_weight", dt);
 }

@@ -37,7 +37,7 @@ TransposeParams ParamsOf(const Attrs& attrs) {
 }
 
 // The attributes of conv2d's op `def` (conv2d, conv2d_backward_data, conv2d_backward_weight) for the
-// same geometry: ours where it has the name, its default for any other (none today).
+// same geometry: ours where it has the name, its default for any other (conv2d_backward_weight's bias_grad).
 Attrs ConvAttrsFor(const OpDef& def, const Attrs& attrs) {
   Attrs conv;
   for (const AttrSpec& spec : def.attrs) {
@@ -150,7 +150,11 @@ std::vector<TensorPtr> ConvTranspose2dBackward(const BackwardContext& ctx) {
   const TensorPtr& w = ctx.inputs[1];
   if (ctx.needs_input_grad[0]) grads[0] = Apply1(conv, {dy, w, nullptr}, ConvAttrsFor(conv, ctx.attrs));
   // conv2d_backward_weight's bias gradient would be the sum of x: not wanted here.
-  if (ctx.needs_input_grad[1]) grads[1] = Apply(bwd_weight, {dy, x, w}, ConvAttrsFor(bwd_weight, ctx.attrs))[0];
+  if (ctx.needs_input_grad[1]) {
+    Attrs attrs = ConvAttrsFor(bwd_weight, ctx.attrs);
+    attrs.Set("bias_grad", false);
+    grads[1] = Apply(bwd_weight, {dy, x, w}, attrs)[0];
+  }
   if (ctx.needs_input_grad[2]) grads[2] = ops::Sum(dy, {0, 2, 3});
   return grads;
 }
