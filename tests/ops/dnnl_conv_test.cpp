@@ -67,6 +67,13 @@ const std::vector<ConvCase> kCases = {
     // (Note [oneDNN 1x1 weight gradients on NHWC]: ASan sees the overflow if it comes back).
     {{16, 4, 28, 28}, 8, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false},
     {{1, 4, 6, 6}, 4, 2, 2, {1, 1}, {1, 0}, {3, 1}, 2, true},
+    // 3x3 stride 1 with multiples of 8 channels: Winograd F(2x2, 3x3) on channels-last data (Note
+    // [Winograd convolutions]), with odd output sizes (partial tiles), paddings 0 and 2, 8 output
+    // channels beyond a multiple of 16, and many tiles (several blocks and threads).
+    {{2, 16, 9, 7}, 24, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true},
+    {{3, 16, 6, 10}, 16, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, false},
+    {{1, 24, 11, 12}, 16, 3, 3, {1, 1}, {2, 2}, {1, 1}, 1, true},
+    {{8, 16, 19, 20}, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
 };
 
 std::vector<double> RefConv(const ConvCase& k, const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {

@@ -1,6 +1,7 @@
 // conv2d, conv3d and their backward ops (conv{2,3}d_backward_data, conv{2,3}d_backward_weight, which
 // also gives the bias gradient). The ranks share the kernels, which read the rank from x (see ConvGeom). float32: oneDNN convolution in the layouts it picks (format any), reordered from and to
-// our plain NC(D)HW tensors; float64: direct loops, which float32 also runs where oneDNN does not (empty
+// our plain NC(D)HW tensors, except 3x3 stride-1 convolutions of 16 to 64 channels on channels-last data,
+// which run Winograd kernels (core/ops/cpu/winograd.h; the weight gradient when no bias gradient is asked); float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
 // padding pads (top, left), padding_end (bottom, right; empty: as padding; conv2d only): oneDNN's
@@ -9,6 +10,8 @@
 // The backward ops take the forward input x (or weight) only for its shape: with strides > 1 the input
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "core/autograd/autograd.h"
@@ -16,6 +19,7 @@
 #include "core/op/layout.h"
 #include "core/ops/convolution.h"
 #include "core/ops/cpu/in_float32.h"
+#include "core/ops/cpu/winograd.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
@@ -326,6 +330,19 @@ void ConvBackwardDataRef(KernelContext& ctx);
 template <typename T>
 void ConvBackwardWeightRef(KernelContext& ctx);
 
+// The Winograd kernels' view of `g` if they run it (Note [Winograd convolutions]): 3x3, stride 1, one
+// group, channels last.
+std::optional<cpu::Winograd3x3> WinogradOf(const ConvGeom& g) {
+  static const bool disabled = std::getenv("OF_WINOGRAD") && std::string(std::getenv("OF_WINOGRAD")) == "0";
+  if (disabled || g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != 1 ||
+      g.win.stride[1] != 1 || g.win.dilation[0] != 1 || g.win.dilation[1] != 1) {
+    return std::nullopt;
+  }
+  const cpu::Winograd3x3 s{g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.win.padding[0], g.win.padding[1]};
+  if (!cpu::WinogradRuns(s)) return std::nullopt;
+  return s;
+}
+
 struct ConvBwdDataEntry {
   dnnl::convolution_backward_data::primitive_desc pd;
   dnnl::convolution_backward_data prim;
@@ -342,6 +359,11 @@ void ConvF32(KernelContext& ctx) {
   if (!DnnlRuns(g)) return RunContiguous(ctx, ConvRef<float>);
   g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
   const bool bias = ctx.inputs[2] != nullptr;
+  if (const auto s = WinogradOf(g)) {
+    return cpu::WinogradForward(*s, ctx.in(0).data<float>(), ContiguousInput(ctx, 1)->data<float>(),
+                                bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
+                                ctx.pool);
+  }
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
@@ -361,6 +383,9 @@ void ConvBackwardDataF32(KernelContext& ctx) {
   g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
   const TensorPtr dy = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
   void* dx = ctx.out(0).raw_data();
+  if (const auto s = WinogradOf(g)) {
+    return cpu::WinogradBackwardData(*s, dy->data<float>(), w->data<float>(), static_cast<float*>(dx), ctx.pool);
+  }
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
   auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
@@ -398,6 +423,9 @@ void ConvBackwardWeightF32(KernelContext& ctx) {
   const TensorPtr dy = g.channels_last ? ctx.inputs[1] : ContiguousInput(ctx, 1);
   void* dw = ctx.out(0).raw_data();
   const bool bias = ctx.attrs.Bool("bias_grad");
+  if (const auto s = !bias ? WinogradOf(g) : std::nullopt) {
+    return cpu::WinogradBackwardWeight(*s, x->data<float>(), dy->data<float>(), static_cast<float*>(dw), ctx.pool);
+  }
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdWeightsEntry>();
   auto e = cache->Get(ConvKey(exec, 3, g, bias), [&] {

@@ -1,0 +1,370 @@
+// Winograd F(2x2, 3x3) convolutions (see winograd.h, Note [Winograd convolutions]).
+//
+// Every pass works on blocks of output tiles (2x2 outputs each). A block's transformed tiles are kept as
+// 16 matrices, one per position of the 4x4 transformed tile, each (tiles x channels) with the channels
+// contiguous: the transforms run on 8 channels at once, and the products are plain matrix products.
+#include "core/ops/cpu/winograd.h"
+
+#include <algorithm>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace oneflow::cpu {
+
+#if defined(__x86_64__)
+namespace {
+
+#define OF_AVX2 __attribute__((target("avx2,fma")))
+
+bool HasAvx2Fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+constexpr int kPositions = 16;  // a transformed tile is 4x4
+constexpr int kRows = 6;        // tiles (or input channels) per register block of the products
+
+// A forward convolution as the passes see it: `in` (n, ih, iw, ci) to `out` (n, oh, ow, co), both NHWC;
+// output (y, x) reads the input window whose top left is (y - pt, x - pl). The backward data is one too.
+struct Pass {
+  int64_t n, ih, iw, ci, oh, ow, co, pt, pl;
+  int64_t tiles_y() const { return (oh + 1) / 2; }
+  int64_t tiles_x() const { return (ow + 1) / 2; }
+  int64_t tiles() const { return n * tiles_y() * tiles_x(); }
+};
+
+// Tiles per block: the block's transformed input and output (16 * tiles * (ci + co) floats) in about
+// 192 KiB, so they stay in the L2 cache between the transforms and the products; a multiple of kRows.
+int64_t TilesPerBlock(const Pass& p) {
+  const int64_t fit = 192 * 1024 / int64_t{sizeof(float)} / (kPositions * (p.ci + p.co));
+  return std::clamp<int64_t>(fit / kRows * kRows, kRows, 16 * kRows);
+}
+
+// The calling thread's buffer of at least `floats` floats (reused across calls).
+float* Scratch(std::vector<float>& buffer, int64_t floats) {
+  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+// ---- transforms -------------------------------------------------------------------------------------
+
+// The tile's image, and the top left of its output in the image.
+struct TileAt {
+  int64_t image, y, x;
+};
+TileAt Locate(const Pass& p, int64_t tile) {
+  const int64_t per_image = p.tiles_y() * p.tiles_x(), r = tile % per_image;
+  return {tile / per_image, r / p.tiles_x() * 2, r % p.tiles_x() * 2};
+}
+
+// v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+OF_AVX2 void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
+  const int64_t position_stride = nt * p.ci;
+  for (int64_t t = 0; t < nt; ++t) {
+    const TileAt at = Locate(p, t0 + t);
+    const int64_t y0 = at.y - p.pt, x0 = at.x - p.pl;
+    const float* image = in + at.image * p.ih * p.iw * p.ci;
+    const bool inside = y0 >= 0 && x0 >= 0 && y0 + 4 <= p.ih && x0 + 4 <= p.iw;
+    bool valid[4][4];
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        valid[i][j] = inside || (y0 + i >= 0 && y0 + i < p.ih && x0 + j >= 0 && x0 + j < p.iw);
+      }
+    }
+    for (int64_t c = 0; c < p.ci; c += 8) {
+      __m256 d[4][4];
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          d[i][j] = valid[i][j] ? _mm256_loadu_ps(image + ((y0 + i) * p.iw + x0 + j) * p.ci + c) : _mm256_setzero_ps();
+        }
+      }
+      __m256 e[4][4];  // B^T d
+      for (int j = 0; j < 4; ++j) {
+        e[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
+        e[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
+        e[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
+        e[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
+      }
+      float* out = v + t * p.ci + c;
+      for (int i = 0; i < 4; ++i) {  // (B^T d) B
+        _mm256_storeu_ps(out + (4 * i + 0) * position_stride, _mm256_sub_ps(e[i][0], e[i][2]));
+        _mm256_storeu_ps(out + (4 * i + 1) * position_stride, _mm256_add_ps(e[i][1], e[i][2]));
+        _mm256_storeu_ps(out + (4 * i + 2) * position_stride, _mm256_sub_ps(e[i][2], e[i][1]));
+        _mm256_storeu_ps(out + (4 * i + 3) * position_stride, _mm256_sub_ps(e[i][1], e[i][3]));
+      }
+    }
+  }
+}
+
+// out = A^T m A (+ bias) for the tiles [t0, t0 + nt) of m[16][nt][co], the outputs inside `out` only, where
+//   A^T = [1 1 1 0; 0 1 -1 -1].
+OF_AVX2 void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
+  const int64_t position_stride = nt * p.co;
+  for (int64_t t = 0; t < nt; ++t) {
+    const TileAt at = Locate(p, t0 + t);
+    const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
+    float* image = out + at.image * p.oh * p.ow * p.co;
+    for (int64_t k = 0; k < p.co; k += 8) {
+      const float* in = m + t * p.co + k;
+      __m256 s[2][4];  // A^T m
+      for (int j = 0; j < 4; ++j) {
+        const __m256 m0 = _mm256_loadu_ps(in + (0 + j) * position_stride);
+        const __m256 m1 = _mm256_loadu_ps(in + (4 + j) * position_stride);
+        const __m256 m2 = _mm256_loadu_ps(in + (8 + j) * position_stride);
+        const __m256 m3 = _mm256_loadu_ps(in + (12 + j) * position_stride);
+        s[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+        s[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+      }
+      const __m256 b = bias ? _mm256_loadu_ps(bias + k) : _mm256_setzero_ps();
+      for (int i = 0; i < rows; ++i) {  // (A^T m) A
+        float* row = image + ((at.y + i) * p.ow + at.x) * p.co + k;
+        _mm256_storeu_ps(row, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), s[i][2]), b));
+        if (cols == 2) {
+          _mm256_storeu_ps(row + p.co, _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(s[i][1], s[i][2]), s[i][3]), b));
+        }
+      }
+    }
+  }
+}
+
+// w[16][nt][co] = A g A^T for the output-gradient tiles g of tiles [t0, t0 + nt) (zero outside the
+// output): the gradient of the output transform.
+OF_AVX2 void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
+  const int64_t position_stride = nt * p.co;
+  for (int64_t t = 0; t < nt; ++t) {
+    const TileAt at = Locate(p, t0 + t);
+    const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
+    const float* image = dy + at.image * p.oh * p.ow * p.co;
+    for (int64_t k = 0; k < p.co; k += 8) {
+      __m256 g[2][2];
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          g[i][j] = i < rows && j < cols ? _mm256_loadu_ps(image + ((at.y + i) * p.ow + at.x + j) * p.co + k)
+                                         : _mm256_setzero_ps();
+        }
+      }
+      __m256 e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
+      for (int j = 0; j < 2; ++j) {
+        e[0][j] = g[0][j];
+        e[1][j] = _mm256_add_ps(g[0][j], g[1][j]);
+        e[2][j] = _mm256_sub_ps(g[0][j], g[1][j]);
+        e[3][j] = _mm256_sub_ps(_mm256_setzero_ps(), g[1][j]);
+      }
+      float* out = w + t * p.co + k;
+      for (int i = 0; i < 4; ++i) {  // (A g) A^T
+        _mm256_storeu_ps(out + (4 * i + 0) * position_stride, e[i][0]);
+        _mm256_storeu_ps(out + (4 * i + 1) * position_stride, _mm256_add_ps(e[i][0], e[i][1]));
+        _mm256_storeu_ps(out + (4 * i + 2) * position_stride, _mm256_sub_ps(e[i][0], e[i][1]));
+        _mm256_storeu_ps(out + (4 * i + 3) * position_stride, _mm256_sub_ps(_mm256_setzero_ps(), e[i][1]));
+      }
+    }
+  }
+}
+
+// u[16][a][b] = G k G^T for the kernels k of weight (o, c, 3, 3), G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
+// Forward: (a, b) = (c, o) and k the weight's kernel; backward data: (a, b) = (o, c) and k rotated by 180
+// degrees.
+void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, float* u) {
+  for (int64_t oi = 0; oi < o; ++oi) {
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const float* g = weight + (oi * c + ci) * 9;
+      float k[3][3];
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) k[i][j] = backward_data ? g[(2 - i) * 3 + 2 - j] : g[i * 3 + j];
+      }
+      float gk[4][3];  // G k
+      for (int j = 0; j < 3; ++j) {
+        gk[0][j] = k[0][j];
+        gk[1][j] = 0.5f * (k[0][j] + k[1][j] + k[2][j]);
+        gk[2][j] = 0.5f * (k[0][j] - k[1][j] + k[2][j]);
+        gk[3][j] = k[2][j];
+      }
+      const int64_t at = backward_data ? oi * c + ci : ci * o + oi;
+      for (int i = 0; i < 4; ++i) {  // (G k) G^T
+        const float row[4] = {gk[i][0], 0.5f * (gk[i][0] + gk[i][1] + gk[i][2]),
+                              0.5f * (gk[i][0] - gk[i][1] + gk[i][2]), gk[i][2]};
+        for (int j = 0; j < 4; ++j) u[(4 * i + j) * o * c + at] = row[j];
+      }
+    }
+  }
+}
+
+// weight (o, c, 3, 3) = G^T z G for z[16][c][o], the weight gradient's inverse transform, where
+//   G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1].
+void InverseTransformWeights(const float* z, int64_t o, int64_t c, float* weight) {
+  for (int64_t oi = 0; oi < o; ++oi) {
+    for (int64_t ci = 0; ci < c; ++ci) {
+      float t[4][4];
+      for (int i = 0; i < 16; ++i) t[i / 4][i % 4] = z[i * c * o + ci * o + oi];
+      float r[3][4];  // G^T z
+      for (int j = 0; j < 4; ++j) {
+        r[0][j] = t[0][j] + 0.5f * (t[1][j] + t[2][j]);
+        r[1][j] = 0.5f * (t[1][j] - t[2][j]);
+        r[2][j] = 0.5f * (t[1][j] + t[2][j]) + t[3][j];
+      }
+      float* out = weight + (oi * c + ci) * 9;
+      for (int i = 0; i < 3; ++i) {  // (G^T z) G
+        out[i * 3 + 0] = r[i][0] + 0.5f * (r[i][1] + r[i][2]);
+        out[i * 3 + 1] = 0.5f * (r[i][1] - r[i][2]);
+        out[i * 3 + 2] = 0.5f * (r[i][1] + r[i][2]) + r[i][3];
+      }
+    }
+  }
+}
+
+// ---- products ---------------------------------------------------------------------------------------
+
+// c[R][8 NV] (=, or += with Accumulate) sum over d < depth of a(r, d) * b[d][8 NV], where a(r, d) is
+// a[r * a_row + d * a_depth] and rows of b and c are ldb and ldc apart: R x 8 NV results in registers.
+template <int R, int NV, bool Accumulate>
+OF_AVX2 void MultiplyBlock(const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb, float* c,
+                           int64_t ldc, int64_t depth) {
+  __m256 acc[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[r][j] = Accumulate ? _mm256_loadu_ps(c + r * ldc + 8 * j) : _mm256_setzero_ps();
+  }
+  for (int64_t d = 0; d < depth; ++d) {
+    __m256 bv[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) bv[j] = _mm256_loadu_ps(b + d * ldb + 8 * j);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * a_row + d * a_depth);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[r][j] = _mm256_fmadd_ps(av, bv[j], acc[r][j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) _mm256_storeu_ps(c + r * ldc + 8 * j, acc[r][j]);
+  }
+}
+
+template <int NV, bool Accumulate>
+OF_AVX2 void MultiplyRows(int rows, const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb,
+                          float* c, int64_t ldc, int64_t depth) {
+  switch (rows) {
+    case 6:
+      return MultiplyBlock<6, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+    case 5:
+      return MultiplyBlock<5, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+    case 4:
+      return MultiplyBlock<4, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+    case 3:
+      return MultiplyBlock<3, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+    case 2:
+      return MultiplyBlock<2, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+    default:
+      return MultiplyBlock<1, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+  }
+}
+
+// c (m x n, rows ldc apart) (= or +=) a * b for a(r, d) = a[r * a_row + d * a_depth] (m x depth) and b
+// (depth x n, rows n apart); n a multiple of 8.
+template <bool Accumulate>
+OF_AVX2 void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth,
+                      const float* b, float* c) {
+  for (int64_t r = 0; r < m; r += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - r));
+    for (int64_t k = 0; k < n; k += 16) {
+      if (k + 16 <= n) {
+        MultiplyRows<2, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+      } else {
+        MultiplyRows<1, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+      }
+    }
+  }
+}
+
+// ---- passes -----------------------------------------------------------------------------------------
+
+// out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias).
+void RunForward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p), blocks = (tiles + per_block - 1) / per_block;
+  pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> v_buffer, m_buffer;
+    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
+    float* m = Scratch(m_buffer, kPositions * per_block * p.co);
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
+      TransformInput(p, in, t0, nt, v);
+      for (int xi = 0; xi < kPositions; ++xi) {
+        Multiply<false>(nt, p.co, p.ci, v + xi * nt * p.ci, p.ci, 1, u + xi * p.ci * p.co, m + xi * nt * p.co);
+      }
+      TransformOutput(p, m, t0, nt, bias, out);
+    }
+  });
+}
+
+}  // namespace
+
+bool WinogradRuns(const Winograd3x3& s) {
+  const int64_t pad_bottom = s.oh + 2 - s.h - s.pad_top, pad_right = s.ow + 2 - s.w - s.pad_left;
+  const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
+  // Measured faster than oneDNN's direct AVX2 kernels from 16 to 64 channels (bench/README.md); with
+  // more, the kernels would need to block the channels and to split few tiles across threads.
+  const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 64; };
+  return HasAvx2Fma() && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) && padding_ok(s.pad_left) &&
+         padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
+}
+
+void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
+                     ThreadPool& pool) {
+  std::vector<float> u(kPositions * s.c * s.o);
+  TransformWeights(w, s.o, s.c, /*backward_data=*/false, u.data());
+  RunForward({s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}, x, u.data(), bias, y, pool);
+}
+
+void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
+  std::vector<float> u(kPositions * s.c * s.o);
+  TransformWeights(w, s.o, s.c, /*backward_data=*/true, u.data());
+  // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
+  RunForward({s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left}, dy, u.data(), nullptr, dx, pool);
+}
+
+void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p), blocks = (tiles + per_block - 1) / per_block;
+  // Each part sums its share of the blocks into its own z[16][c][o]; the parts are then added in order.
+  const int64_t parts = std::min<int64_t>(pool.num_threads(), blocks), z_size = kPositions * s.c * s.o;
+  std::vector<float> z(parts * z_size, 0.0f);
+  pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> v_buffer, g_buffer;
+    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
+    float* g = Scratch(g_buffer, kPositions * per_block * p.co);
+    for (int64_t part = begin; part < end; ++part) {
+      float* zp = z.data() + part * z_size;
+      for (int64_t block = blocks * part / parts; block < blocks * (part + 1) / parts; ++block) {
+        const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
+        TransformInput(p, x, t0, nt, v);
+        TransformOutputGrad(p, dy, t0, nt, g);
+        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) += v[xi]^T (c x nt) g[xi] (nt x o)
+          Multiply<true>(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
+        }
+      }
+    }
+  });
+  for (int64_t part = 1; part < parts; ++part) {
+    const float* zp = z.data() + part * z_size;
+    for (int64_t i = 0; i < z_size; ++i) z[i] += zp[i];
+  }
+  InverseTransformWeights(z.data(), s.o, s.c, dw);
+}
+
+#else  // no AVX2 kernels on other architectures
+
+bool WinogradRuns(const Winograd3x3&) { return false; }
+void WinogradForward(const Winograd3x3&, const float*, const float*, const float*, float*, ThreadPool&) {}
+void WinogradBackwardData(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}
+void WinogradBackwardWeight(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}
+
+#endif
+
+}  // namespace oneflow::cpu

@@ -1,0 +1,51 @@
+// Winograd F(2x2, 3x3) convolutions: float32 3x3 convolutions of stride 1 on channels-last (NHWC) data,
+// forward and both backwards, with AVX2 and FMA. conv2d's float32 kernels call them where WinogradRuns
+// (core/ops/dnnl/conv.cpp) and oneDNN otherwise.
+//
+// Note [Winograd convolutions]
+// oneDNN (Debian's 2.6.3) has Winograd kernels only for AVX-512; on AVX2 its direct kernels already run
+// the 3x3 convolutions of the main job and of ResNets at 60-95% of the FMA peak, so only fewer
+// multiplications make them faster. F(2x2, 3x3) computes each 2x2 output tile from a 4x4 input tile with
+// 16 products per (input, output) channel pair where the direct convolution needs 36 (2.25x fewer):
+//   Y = A^T [(G g G^T) . (B^T d B)] A          (. elementwise, summed over input channels)
+// The 16 elementwise products become 16 matrix products over the channels (tiles x C times C x K), run by
+// one register-blocked kernel. The backward data is the same convolution of grad_y with the kernel
+// rotated by 180 degrees and the channels swapped (padding 2 - p); the weight gradient differentiates
+// the formula: dL/dg = G^T [sum over tiles of (B^T d B) . (A dY A^T)] G, a product over the tiles.
+// F(2x2, 3x3)'s transforms have coefficients 0, +-1 and 1/2 only: the results differ from the direct
+// convolution's by a few float32 roundings (the conformance tests compare with float64 loops). F(4x4,
+// 3x3) (4x fewer products; coefficients up to 64 and 1/24) was measured 1.4x faster still at 16
+// channels, but its float32 results were off by up to 1e-3 of the largest terms, beyond what the
+// conformance tests accept of a float32 convolution; it is not used.
+//
+// OF_WINOGRAD=0 in the environment turns these kernels off (every convolution runs oneDNN's), for
+// benchmarks that compare the two.
+#pragma once
+
+#include <cstdint>
+
+#include "core/device/thread_pool.h"
+
+namespace oneflow::cpu {
+
+// One 3x3 convolution of stride 1, dilation 1 and one group: x (n, h, w, c) and y (n, oh, ow, o) NHWC
+// float32 (dense), weight (o, c, 3, 3) plain; padding (pad_top, pad_left) at the start, the end padding
+// follows from oh and ow.
+struct Winograd3x3 {
+  int64_t n, c, h, w, o, oh, ow, pad_top, pad_left;
+};
+
+// Whether the Winograd kernels run `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8 (the
+// vectors' width) from 16 to 64, each padding (start and end) in [0, 2], and at least 64 outputs per
+// channel.
+bool WinogradRuns(const Winograd3x3& s);
+
+// y = conv2d(x, w) + bias (bias: o values, or null). Overwrites y.
+void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
+                     ThreadPool& pool);
+// dx = the gradient of conv2d(x, w) with respect to x for its output gradient dy. Overwrites dx.
+void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool);
+// dw (o, c, 3, 3) = the gradient with respect to the weight. Overwrites dw.
+void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool);
+
+}  // namespace oneflow::cpu
