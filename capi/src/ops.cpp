@@ -39,6 +39,15 @@ ops::Reduction ReductionOf(int32_t reduction) {
   }
 }
 
+ops::BatchNormOptions BatchNormOptionsOf(const of_batch_norm_options_t* options) {
+  const of_batch_norm_options_t o = ReadOptions(options, of_batch_norm_options_init, "options");
+  ops::BatchNormOptions b;
+  b.training = Flag(o.training, "options->training");
+  b.momentum = o.momentum;
+  b.eps = o.eps;
+  return b;
+}
+
 }  // namespace
 
 extern "C" {
@@ -199,13 +208,21 @@ of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, const of
                            const of_tensor_t* bias, of_tensor_t* running_mean, of_tensor_t* running_var,
                            const of_batch_norm_options_t* options, of_tensor_t** out_tensor) {
   return Run(__func__, session, out_tensor, [&] {
-    const of_batch_norm_options_t o = ReadOptions(options, of_batch_norm_options_init, "options");
-    ops::BatchNormOptions b;
-    b.training = Flag(o.training, "options->training");
-    b.momentum = o.momentum;
-    b.eps = o.eps;
+    const ops::BatchNormOptions b = BatchNormOptionsOf(options);
     return ops::BatchNorm(Borrow(x, "x"), Optional(weight, "weight"), Optional(bias, "bias"),
                           Optional(running_mean, "running_mean"), Optional(running_var, "running_var"), b);
+  });
+}
+
+of_status_t* of_batch_norm_add_relu(of_session_t* session, const of_tensor_t* x, const of_tensor_t* addend,
+                                    const of_tensor_t* weight, const of_tensor_t* bias, of_tensor_t* running_mean,
+                                    of_tensor_t* running_var, const of_batch_norm_options_t* options,
+                                    of_tensor_t** out_tensor) {
+  return Run(__func__, session, out_tensor, [&] {
+    const ops::BatchNormOptions b = BatchNormOptionsOf(options);
+    return ops::BatchNormAddRelu(Borrow(x, "x"), Optional(addend, "addend"), Optional(weight, "weight"),
+                                 Optional(bias, "bias"), Optional(running_mean, "running_mean"),
+                                 Optional(running_var, "running_var"), b);
   });
 }
 

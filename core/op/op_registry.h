@@ -130,6 +130,9 @@ struct OpDef {
   // a batch normalization: inputs (x, weight, bias, running_mean, running_var), outputs (y, saved_mean,
   // saved_var), attributes training and eps.
   bool batch_norm = false;
+  // a batch normalization followed by an add and a ReLU: y = relu(batch_norm(x) + addend), the addend its
+  // optional input 5 (batch_norm_add_relu);
+  bool batch_norm_add_relu = false;
   // the call communicates with the other processes of a group (core/dist/): every rank must make it, so a
   // graph never drops it, even when nothing reads its result;
   bool collective = false;

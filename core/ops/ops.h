@@ -121,6 +121,11 @@ struct BatchNormOptions {
 // variance). Inference: normalises with the running stats, which are then required.
 TensorPtr BatchNorm(const TensorPtr& x, const TensorPtr& weight, const TensorPtr& bias,
                     const TensorPtr& running_mean, const TensorPtr& running_var, const BatchNormOptions& options);
+// relu(BatchNorm(x, ...) + addend), the addend (x's dtype and shape) may be null: one pass over x where the
+// kernels fuse it (float32 channels-last).
+TensorPtr BatchNormAddRelu(const TensorPtr& x, const TensorPtr& addend, const TensorPtr& weight, const TensorPtr& bias,
+                           const TensorPtr& running_mean, const TensorPtr& running_var,
+                           const BatchNormOptions& options);
 
 struct Pool2dOptions {
   std::vector<int64_t> kernel_size{};    // required, 2 values

@@ -7,7 +7,8 @@
  *
  * The network: conv3x3 -> BN -> ReLU, then three residual blocks (the last two halve the resolution
  * and double the width, with a 1x1 conv + BN shortcut), global average pooling and a linear layer;
- * trained with SGD (momentum 0.9, nesterov, weight decay 5e-4) and a cosine learning-rate schedule.
+ * each BN -> ReLU, and each block's last BN -> add shortcut -> ReLU, is one of_batch_norm_add_relu
+ * call (the same function as the three ops, in one pass over memory); trained with SGD (momentum 0.9, nesterov, weight decay 5e-4) and a cosine learning-rate schedule.
  * Prints a progress bar (rate, loss, ETA), the training loss and test accuracy per epoch, and saves the
  * weights (and batch-norm running statistics) as safetensors. --long trains for 6 epochs.
  *
@@ -202,35 +203,33 @@ static of_tensor_t* conv(of_session_t* s, arena_t* a, of_tensor_t* x, of_tensor_
   return keep(a, y);
 }
 
-static of_tensor_t* batch_norm(of_session_t* s, arena_t* a, of_tensor_t* x, const bn_t* bn, int training) {
+/* batch_norm(x) (relu == 0), or relu(batch_norm(x) + addend) (relu == 1; addend may be NULL) as one op. */
+static of_tensor_t* batch_norm(of_session_t* s, arena_t* a, of_tensor_t* x, const bn_t* bn, int training, int relu,
+                               of_tensor_t* addend) {
   of_batch_norm_options_t o;
   of_batch_norm_options_init(&o);
   o.training = training;
   of_tensor_t* y = NULL;
-  CHECK(of_batch_norm(s, x, bn->weight, bn->bias, bn->running_mean, bn->running_var, &o, &y));
-  return keep(a, y);
-}
-
-static of_tensor_t* relu(of_session_t* s, arena_t* a, of_tensor_t* x) {
-  of_tensor_t* y = NULL;
-  CHECK(of_relu(s, x, &y));
+  if (relu) {
+    CHECK(of_batch_norm_add_relu(s, x, addend, bn->weight, bn->bias, bn->running_mean, bn->running_var, &o, &y));
+  } else {
+    CHECK(of_batch_norm(s, x, bn->weight, bn->bias, bn->running_mean, bn->running_var, &o, &y));
+  }
   return keep(a, y);
 }
 
 /* images (N, 1, 28, 28) -> logits (N, 10). Run eagerly, or traced when a graph build is open. */
 static of_tensor_t* forward(of_session_t* s, arena_t* a, const model_t* m, of_tensor_t* x, int training) {
-  of_tensor_t* h = relu(s, a, batch_norm(s, a, conv(s, a, x, m->stem, 1, 1), &m->stem_bn, training));
+  of_tensor_t* h = batch_norm(s, a, conv(s, a, x, m->stem, 1, 1), &m->stem_bn, training, 1, NULL);
   for (int b = 0; b < 3; ++b) {
     const block_t* blk = &m->blocks[b];
-    of_tensor_t* y = relu(s, a, batch_norm(s, a, conv(s, a, h, blk->conv1, blk->stride, 1), &blk->bn1, training));
-    y = batch_norm(s, a, conv(s, a, y, blk->conv2, 1, 1), &blk->bn2, training);
+    of_tensor_t* y = batch_norm(s, a, conv(s, a, h, blk->conv1, blk->stride, 1), &blk->bn1, training, 1, NULL);
     of_tensor_t* shortcut = h;
     if (blk->shortcut != NULL) {
-      shortcut = batch_norm(s, a, conv(s, a, h, blk->shortcut, blk->stride, 0), &blk->shortcut_bn, training);
+      shortcut = batch_norm(s, a, conv(s, a, h, blk->shortcut, blk->stride, 0), &blk->shortcut_bn, training, 0, NULL);
     }
-    of_tensor_t* sum = NULL;
-    CHECK(of_add(s, y, shortcut, &sum));
-    h = relu(s, a, keep(a, sum));
+    /* relu(bn2(conv2(y)) + shortcut) */
+    h = batch_norm(s, a, conv(s, a, y, blk->conv2, 1, 1), &blk->bn2, training, 1, shortcut);
   }
   of_tensor_t *pooled = NULL, *flat = NULL, *logits = NULL;
   CHECK(of_adaptive_avg_pool2d(s, h, 1, 1, &pooled));

@@ -469,6 +469,26 @@ static void test_batch_norm(void** state) {
   o.momentum = 1.5;
   OP_FAILS(of_batch_norm(s, x, w, b, rm, rv, &o, &r), OF_STATUS_INVALID_ARGUMENT, "of_batch_norm", "momentum");
 
+  /* relu(batch_norm(x) + addend), the running statistics updated as of_batch_norm's; without an addend,
+   * relu(batch_norm(x)). */
+  of_tensor_t* addend = make_tensor(s, F32, DIMS(2, 2, 1, 2), VALS(0, 5, 1, -1, 0, -10, 0, 0));
+  of_tensor_t* rm2 = make_tensor(s, F32, DIMS(2), VALS(0, 0));
+  of_tensor_t* rv2 = make_tensor(s, F32, DIMS(2), VALS(1, 1));
+  of_batch_norm_options_init(&o);
+  OP_EXPECT(of_batch_norm_add_relu(s, x, addend, w, b, rm2, rv2, &o, &r), F32, DIMS(2, 2, 1, 2),
+            VALS(0, -1 * s0 + 6, 1 - s1, 0, 1 * s0 + 1, 0, s1, s1), 1e-5);
+  EXPECT_TENSOR(rm2, F32, DIMS(2), VALS(0.4, 0.1), 1e-6);
+  OP_EXPECT(of_batch_norm_add_relu(s, x, NULL, NULL, NULL, NULL, NULL, NULL, &r), F32, DIMS(2, 2, 1, 2),
+            VALS(0, 0, 0, 0, 0.5 * s0, 1.5 * s0, s1, s1), 1e-5);
+  /* The addend must match x; the rest is checked as of_batch_norm's. */
+  OP_FAILS(of_batch_norm_add_relu(s, x, w, NULL, NULL, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT,
+           "of_batch_norm_add_relu", "addend", "(2,)", "(2, 2, 1, 2)");
+  OP_FAILS(of_batch_norm_add_relu(s, x, addend, w3, NULL, NULL, NULL, NULL, &r), OF_STATUS_INVALID_ARGUMENT,
+           "of_batch_norm_add_relu", "weight");
+
+  of_tensor_release(addend);
+  of_tensor_release(rm2);
+  of_tensor_release(rv2);
   of_tensor_release(x);
   of_tensor_release(w);
   of_tensor_release(b);

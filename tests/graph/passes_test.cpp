@@ -110,6 +110,34 @@ TEST_F(PassTest, FoldBatchNormNeedsInferenceAndASingleReader) {
   }
 }
 
+// batch_norm_add_relu in inference folds with its ReLU, but not with an addend (the add stays in its pass).
+TEST_F(PassTest, FoldBatchNormAddReluOnlyWithoutAddend) {
+  const TensorPtr w = RandomTensor(DType::Float32(), Shape{4, 3, 3, 3});
+  const TensorPtr mean = RandomTensor(DType::Float32(), Shape{4}),
+                  var = RandomTensor(DType::Float32(), Shape{4}, 0.5, 1);
+  for (const bool with_addend : {false, true}) {
+    SCOPED_TRACE(with_addend ? "addend" : "no addend");
+    Ir ir = Trace(DType::Float32(), {Shape{2, 3, 6, 6}, Shape{2, 4, 6, 6}}, [&](const std::vector<TensorPtr>& x) {
+      const TensorPtr y = ops::Conv2d(x[0], w, nullptr, ops::Conv2dOptions{.padding = {1, 1}});
+      return std::vector<TensorPtr>{ops::BatchNormAddRelu(y, with_addend ? x[1] : nullptr, nullptr, nullptr, mean, var,
+                                                          ops::BatchNormOptions{.training = false})};
+    });
+    EliminateDeadCode(ir);
+    FoldBatchNorm(ir);
+    const std::vector<const IrNode*> alive = Alive(ir);
+    if (with_addend) {
+      ASSERT_EQ(alive.size(), 2u);
+      EXPECT_EQ(alive[1]->op->name, "batch_norm_add_relu");
+      continue;
+    }
+    ASSERT_EQ(alive.size(), 1u);
+    EXPECT_EQ(alive[0]->op->name, "fused_conv_bn_act");
+    EXPECT_EQ(alive[0]->origin, "conv2d+batch_norm_add_relu");
+    EXPECT_TRUE(alive[0]->attrs.Bool("relu"));
+    EXPECT_EQ(alive[0]->inputs.size(), 7u);  // x, weight, bias (none), then the four batch-norm inputs
+  }
+}
+
 // Note [Channels-last activations]: convolutions write channels last, the ops after them keep it, a view
 // whose strides are row-major again (flatten of (N, C, 1, 1)) is contiguous, and so is a flatten of (N, C,
 // H, W) channels last, which cannot be a view and copies (the pass's stand-in has the bytes it reads: this

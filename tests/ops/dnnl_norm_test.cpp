@@ -57,8 +57,12 @@ struct BnCase {
   Shape x;
   bool affine, running;
 };
-const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true}, {{4, 3}, true, true},  {{2, 3, 5}, true, true},
-                                    {{1, 2, 1, 3}, false, true}, {{3, 4, 2, 2}, true, false}, {{2, 16, 9, 9}, true, true}};
+// The last two run the channels-last kernels (batch_norm_nhwc.h) in that layout: 8k channels, one chunk of
+// rows and several with a partial last one.
+const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true},    {{4, 3}, true, true},
+                                    {{2, 3, 5}, true, true},       {{1, 2, 1, 3}, false, true},
+                                    {{3, 4, 2, 2}, true, false},   {{2, 16, 9, 9}, true, true},
+                                    {{8, 24, 13, 11}, false, true}};
 
 TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
   for (Symbol<DType> dt : kDTypes) {
@@ -135,6 +139,11 @@ TEST(BatchNorm, InferenceUsesRunningStats) {
       std::vector<TensorPtr> r =
           Apply(BatchNormOp(), {NonContiguous(x), w, b, rm, rv}, {{"training", false}, {"eps", 1e-5}});
       ExpectTensorNear(r[0], dt, k.x, Normalize(x, w, b, rm0, rv0, 1e-5), Tol(dt), Tol(dt));
+      if (Canonical(k.x, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast) {
+        const TensorPtr y =
+            Apply(BatchNormOp(), {ChannelsLast(x), w, b, rm, rv}, {{"training", false}, {"eps", 1e-5}})[0];
+        ExpectTensorNear(y, dt, k.x, Normalize(x, w, b, rm0, rv0, 1e-5), Tol(dt), Tol(dt));
+      }
       ExpectTensorNear(r[1], dt, {c}, rm0, 0, 0);
       ExpectTensorNear(r[2], dt, {c}, rv0, 0, 0);
       ExpectTensorNear(rm, dt, {c}, rm0, 0, 0);
@@ -204,6 +213,7 @@ TEST(BatchNorm, BackwardOpMatchesFormula) {
   }
 }
 
+// batch_norm's and batch_norm_add_relu's gradients by finite differences.
 TEST(BatchNorm, Gradients) {
   auto leaf = [](const Shape& s, double lo = -2, double hi = 2) {
     TensorPtr t = RandomTensor(DType::Float64(), s, lo, hi);
@@ -223,6 +233,10 @@ TEST(BatchNorm, Gradients) {
       ExpectGradientsMatch(
           [&](const std::vector<TensorPtr>& t) { return ops::BatchNorm(t[0], nullptr, nullptr, rm, rv, o); },
           {leaf(shape)});
+      // batch_norm_add_relu: x, weight, bias and the addend.
+      ExpectGradientsMatch(
+          [&](const std::vector<TensorPtr>& t) { return ops::BatchNormAddRelu(t[0], t[3], t[1], t[2], rm, rv, o); },
+          {leaf(shape), leaf({c}, 0.5, 1.5), leaf({c}), leaf(shape)});
     }
   }
 }
@@ -316,6 +330,109 @@ TEST(BatchNorm, DTypes) {
     ExpectError([&] { ops::BatchNorm(RandomTensor(dt, {2, 3}), nullptr, nullptr, nullptr, nullptr, {}); },
                 StatusCode::kInvalidArgument, {"batch_norm: ", "x must be floating", std::string(dt->name())});
   }
+}
+
+// The batch statistics of values far from 0 (mean 1000, spread 1): a variance from the sums of x and x^2
+// in float32 would lose every digit; the channels-last kernels' chunked two-pass moments (and oneDNN's
+// two passes) keep float32 accuracy. Several chunks, both layouts.
+TEST(BatchNorm, VarianceOfValuesFarFromZero) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {16, 8, 12, 12}, 999, 1001);
+  const Stats s = BatchStats(x);
+  for (const TensorPtr& xi : {x, ChannelsLast(x)}) {
+    SCOPED_TRACE(MemoryFormatName(xi->memory_format()));
+    std::vector<TensorPtr> r = Apply(BatchNormOp(), {xi, nullptr, nullptr, nullptr, nullptr}, {{"training", true}});
+    ExpectTensorNear(r[1], f32, {8}, s.mean, 1e-6, 0);
+    ExpectTensorNear(r[2], f32, {8}, s.var, 1e-3, 0);
+    ExpectTensorNear(r[0], f32, x->shape(), Normalize(x, nullptr, nullptr, s.mean, s.var, 1e-5), 2e-3, 2e-3);
+  }
+}
+
+// batch_norm_add_relu = relu(batch_norm(x) + addend): against the float64 formula, with and without the
+// addend, training and inference, plain and channels-last (the fused kernels), the running stats updated
+// as batch_norm's.
+TEST(BatchNormAddRelu, MatchesFormula) {
+  const OpDef& op = OpRegistry::Global().Get("batch_norm_add_relu");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      for (const bool training : {true, false}) {
+        for (const bool with_addend : {true, false}) {
+          for (const bool channels_last : {false, true}) {
+            if (channels_last && Canonical(k.x, MemoryFormat::kChannelsLast) != MemoryFormat::kChannelsLast) continue;
+            SCOPED_TRACE(fmt::format("{} x {} training {} addend {} channels_last {}", dt->name(), k.x, training,
+                                     with_addend, channels_last));
+            const int64_t c = k.x[1].value();
+            const TensorPtr x = RandomTensor(dt, k.x), addend = with_addend ? RandomTensor(dt, k.x) : TensorPtr();
+            const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+            const TensorPtr b = k.affine ? RandomTensor(dt, {c}) : TensorPtr();
+            const TensorPtr rm = RandomTensor(dt, {c}), rv = RandomTensor(dt, {c}, 0.5, 2.0);
+            const std::vector<double> rm0 = ToDoubles(rm), rv0 = ToDoubles(rv);
+            const double momentum = 0.3, eps = 1e-3;
+            const Stats s = BatchStats(x);
+            std::vector<double> want =
+                training ? Normalize(x, w, b, s.mean, s.var, eps) : Normalize(x, w, b, rm0, rv0, eps);
+            const std::vector<double> av = with_addend ? ToDoubles(addend) : std::vector<double>();
+            for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.0, want[i] + (with_addend ? av[i] : 0.0));
+            const TensorPtr xi = channels_last ? ChannelsLast(x) : x;
+            std::vector<TensorPtr> r =
+                Apply(op, {xi, w, b, rm, rv, addend}, {{"training", training}, {"momentum", momentum}, {"eps", eps}});
+            ExpectTensorNear(r[0], dt, k.x, want, Tol(dt), Tol(dt));
+            if (training) {
+              ExpectTensorNear(r[1], dt, {c}, s.mean, Tol(dt), Tol(dt));
+              ExpectTensorNear(r[2], dt, {c}, s.var, Tol(dt), Tol(dt));
+              std::vector<double> want_v(rv0.size());
+              const double unbias = static_cast<double>(s.count) / static_cast<double>(s.count - 1);
+              for (size_t i = 0; i < want_v.size(); ++i)
+                want_v[i] = (1 - momentum) * rv0[i] + momentum * s.var[i] * unbias;
+              ExpectTensorNear(rv, dt, {c}, want_v, Tol(dt), Tol(dt));
+            } else {
+              ExpectTensorNear(rv, dt, {c}, rv0, 0, 0);
+            }
+            MarkCovered("batch_norm_add_relu", dt);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Its gradients (finite differences: BatchNorm.Gradients) on the float32 channels-last kernel are those
+// of batch_norm, add and relu.
+TEST(BatchNormAddRelu, GradientsAsTheThreeOps) {
+  const auto f32 = DType::Float32();
+  const Shape shape{4, 16, 5, 5};
+  const TensorPtr x = ChannelsLast(RandomTensor(f32, shape)), w = RandomTensor(f32, {16}, 0.5, 1.5);
+  const TensorPtr b = RandomTensor(f32, {16}), a = RandomTensor(f32, shape);
+  for (const TensorPtr& t : {x, w, b, a}) t->set_requires_grad(true);
+  const TensorPtr dy = RandomTensor(f32, shape);
+  const auto grads = [&](const TensorPtr& y) {
+    for (const TensorPtr& t : {x, w, b, a}) t->set_grad(nullptr);
+    Backward({y}, {dy});
+    return std::vector<TensorPtr>{x->grad(), w->grad(), b->grad(), a->grad()};
+  };
+  const std::vector<TensorPtr> fused = grads(ops::BatchNormAddRelu(x, a, w, b, nullptr, nullptr, {}));
+  const std::vector<TensorPtr> split = grads(ops::Relu(ops::Add(ops::BatchNorm(x, w, b, nullptr, nullptr, {}), a)));
+  for (size_t i = 0; i < fused.size(); ++i) {
+    ASSERT_TRUE(fused[i] && split[i]);
+    ExpectTensorNear(fused[i], f32, fused[i]->shape(), ToDoubles(split[i]), 1e-5, 1e-5);
+  }
+}
+
+TEST(BatchNormAddRelu, Errors) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, {2, 3, 4, 4});
+  ExpectError(
+      [&] {
+        ops::BatchNormAddRelu(x, RandomTensor(f32, {2, 3, 4, 5}), nullptr, nullptr, nullptr, nullptr, {});
+      },
+      {"batch_norm_add_relu: ", "addend", "(2, 3, 4, 5)", "must match x", "(2, 3, 4, 4)"});
+  ExpectError(
+      [&] {
+        ops::BatchNormAddRelu(x, RandomTensor(DType::Float64(), {2, 3, 4, 4}), nullptr, nullptr, nullptr, nullptr, {});
+      },
+      {"batch_norm_add_relu: ", "addend", "float64"});
+  ExpectError([&] { ops::BatchNormAddRelu(x, nullptr, RandomTensor(f32, {4}), nullptr, nullptr, nullptr, {}); },
+              {"batch_norm_add_relu: ", "weight", "(4,)"});
 }
 
 }  // namespace

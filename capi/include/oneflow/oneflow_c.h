@@ -598,6 +598,20 @@ OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, O
                                   OF_NULLABLE of_tensor_t* running_var, OF_NULLABLE const of_batch_norm_options_t* options,
                                   of_tensor_t** out_tensor);
 
+/* relu(of_batch_norm(x, ...) + addend): batch normalisation, a residual add and a ReLU in one op, as a
+ * ResNet block ends (OneFlow's normalization_add_relu). addend may be NULL (relu(batch_norm(x))); when
+ * given it has x's dtype and shape. Everything else (the parameters, the running statistics updated
+ * in place in training, the options) is as of_batch_norm's, and so are the results up to float
+ * rounding. On float32 channels-last x with a multiple of 8 channels the normalisation, the add and
+ * the ReLU are one pass over memory (and the backward two); a lazy graph folds it into a preceding
+ * convolution in inference when there is no addend. */
+OF_API of_status_t* of_batch_norm_add_relu(of_session_t* session, const of_tensor_t* x,
+                                           OF_NULLABLE const of_tensor_t* addend, OF_NULLABLE const of_tensor_t* weight,
+                                           OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE of_tensor_t* running_mean,
+                                           OF_NULLABLE of_tensor_t* running_var,
+                                           OF_NULLABLE const of_batch_norm_options_t* options,
+                                           of_tensor_t** out_tensor);
+
 /* Options of of_max_pool2d and of_avg_pool2d. Each pair is (height, width). */
 typedef struct of_pool2d_options_t {
   size_t struct_size;        /* sizeof(of_pool2d_options_t), set by of_pool2d_options_init */

@@ -16,6 +16,7 @@
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
+#include "core/ops/cpu/batch_norm_nhwc.h"
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
@@ -78,6 +79,15 @@ std::vector<TensorMeta> InferBatchNormBackward(std::span<const TensorMeta> in, c
   }
   const TensorMeta stat{x.dtype, Shape{x.shape[1]}, x.device};
   return {x, stat, stat};
+}
+
+// batch_norm_add_relu: batch_norm's inputs, then the addend (input 5: x's dtype and shape, or null).
+std::vector<TensorMeta> InferBatchNormAddRelu(std::span<const TensorMeta> in, const Attrs& attrs) {
+  std::vector<TensorMeta> out = InferBatchNorm(in.first(5), attrs);
+  const TensorMeta& x = in[0];
+  OF_CHECK(!in[5].dtype || (in[5].dtype == x.dtype && in[5].shape == x.shape))
+      << "addend " << in[5].dtype << " " << in[5].shape << " must match x " << x.dtype << " " << x.shape;
+  return out;
 }
 
 // x as (N, C, S), stored as (N, S, C) when channels_last.
@@ -152,8 +162,37 @@ void BatchNormRef(KernelContext& ctx);
 template <typename T>
 void BatchNormBackwardRef(KernelContext& ctx);
 
+// Our AVX2 kernels (Note [Channels-last batch norm]) run non-empty channels-last calls of 8k channels.
+bool NhwcRuns(const BnGeom& g) { return g.channels_last && g.count() > 0 && cpu::BatchNormNhwcRuns(g.c); }
+
+// y = [relu](batch_norm(x) [+ addend]) (addend: null, or dense like y).
+void BatchNormNhwcF32(KernelContext& ctx, const BnGeom& g, const float* addend = nullptr, bool relu = false) {
+  const bool training = ctx.attrs.Bool("training");
+  const double eps = ctx.attrs.Float("eps");
+  const float* x = ctx.in(0).data<float>();
+  const float* w = ctx.inputs[1] ? ctx.in(1).data<float>() : nullptr;
+  const float* b = ctx.inputs[2] ? ctx.in(2).data<float>() : nullptr;
+  float* mean = ctx.out(1).data<float>();
+  float* var = ctx.out(2).data<float>();
+  if (training) {
+    cpu::BatchNormNhwcStats(x, g.count(), g.c, mean, var, ctx.pool);
+  } else {
+    SaveRunningStats<float>(ctx, g);
+  }
+  std::vector<float> scale(static_cast<size_t>(g.c)), shift(static_cast<size_t>(g.c));
+  for (int64_t c = 0; c < g.c; ++c) {
+    const double k = (w ? w[c] : 1.0) / std::sqrt(static_cast<double>(var[c]) + eps);
+    scale[c] = static_cast<float>(k);
+    shift[c] = static_cast<float>((b ? b[c] : 0.0) - mean[c] * k);
+  }
+  cpu::BatchNormNhwcApply(x, g.count(), g.c, scale.data(), shift.data(), addend, relu, ctx.out(0).data<float>(),
+                          ctx.pool);
+  if (training) UpdateRunningStats(ctx, g, mean, var);
+}
+
 void BatchNormF32(KernelContext& ctx) {
   const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
+  if (NhwcRuns(g)) return BatchNormNhwcF32(ctx, g);
   if (!DnnlRuns(g)) return RunContiguous(ctx, BatchNormRef<float>);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
@@ -191,6 +230,22 @@ void BatchNormF32(KernelContext& ctx) {
 
 void BatchNormBackwardF32(KernelContext& ctx) {
   const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
+  if (NhwcRuns(g) && ChannelsLastCall(ctx.in(1), ctx.out(0))) {
+    cpu::RunBatchNormNhwcBackward({.x = ctx.in(0).data<float>(),
+                                   .grad_y = ctx.in(1).data<float>(),
+                                   .mean = ctx.in(3).data<float>(),
+                                   .var = ctx.in(4).data<float>(),
+                                   .weight = ctx.inputs[2] ? ctx.in(2).data<float>() : nullptr,
+                                   .rows = g.count(),
+                                   .c = g.c,
+                                   .eps = ctx.attrs.Float("eps"),
+                                   .training = ctx.attrs.Bool("training"),
+                                   .grad_x = ctx.out(0).data<float>(),
+                                   .grad_weight = ctx.out(1).data<float>(),
+                                   .grad_bias = ctx.out(2).data<float>()},
+                                  ctx.pool);
+    return;
+  }
   if (!DnnlRuns(g)) return RunContiguous(ctx, BatchNormBackwardRef<float>);
   const bool training = ctx.attrs.Bool("training");
   const float eps = static_cast<float>(ctx.attrs.Float("eps"));
@@ -316,19 +371,72 @@ void BatchNormBackwardRef(KernelContext& ctx) {
   });
 }
 
+// ---- batch_norm_add_relu: y = relu(batch_norm(x) + addend) ----------------------------------------
+// Its inputs 0-4 and outputs are batch_norm's, the addend (optional) is input 5. The channels-last kernels
+// do the add and the ReLU in the normalisation's pass; other calls run batch_norm's kernel and a second
+// pass.
+
+// The addend (input 5) of the fused op, or null.
+template <typename T>
+const T* AddendOf(KernelContext& ctx) {
+  return ctx.inputs.size() > 5 && ctx.inputs[5] ? ctx.in(5).data<T>() : nullptr;
+}
+
+// y = relu(y + addend) over y's elements (the addend is dense like y: a layout input).
+template <typename T>
+void AddRelu(KernelContext& ctx) {
+  T* y = ctx.out(0).data<T>();
+  const T* a = AddendOf<T>(ctx);
+  const int64_t n = ctx.out(0).numel();
+  ctx.pool.ParallelFor(n, GrainFor(1), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T v = a != nullptr ? y[i] + a[i] : y[i];
+      y[i] = v < T(0) ? T(0) : v;  // NaN stays NaN
+    }
+  });
+}
+
+template <void (*Kernel)(KernelContext&), typename T>
+void BatchNormAddReluComposed(KernelContext& ctx) {
+  Kernel(ctx);
+  AddRelu<T>(ctx);
+}
+
+void BatchNormAddReluF32(KernelContext& ctx) {
+  const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
+  if (NhwcRuns(g)) return BatchNormNhwcF32(ctx, g, AddendOf<float>(ctx), /*relu=*/true);
+  BatchNormAddReluComposed<BatchNormF32, float>(ctx);
+}
+
 // ---- autograd -------------------------------------------------------------------------------------
 
-std::vector<TensorPtr> BatchNormBackward(const BackwardContext& ctx) {
+// The gradients of x, weight and bias (grads[0-2], where asked) for the gradient dy of batch_norm's y.
+// saved_mean / saved_var are internal to the pair of ops: no gradient flows back through them.
+void BatchNormInputGrads(const BackwardContext& ctx, const TensorPtr& dy, std::vector<TensorPtr>& grads) {
   static const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
-  std::vector<TensorPtr> grads(5);
-  // saved_mean / saved_var are internal to the pair of ops: no gradient flows back through them.
-  const TensorPtr& dy = ctx.grad_outputs[0];
-  if (!dy) return grads;
   std::vector<TensorPtr> r = Apply(bwd, {ctx.inputs[0], dy, ctx.inputs[1], ctx.outputs[1], ctx.outputs[2]},
                                    {{"training", ctx.attrs.Bool("training")}, {"eps", ctx.attrs.Float("eps")}});
   for (size_t i = 0; i < 3; ++i) {
     if (ctx.needs_input_grad[i]) grads[i] = r[i];
   }
+}
+
+std::vector<TensorPtr> BatchNormBackward(const BackwardContext& ctx) {
+  std::vector<TensorPtr> grads(5);
+  if (ctx.grad_outputs[0]) BatchNormInputGrads(ctx, ctx.grad_outputs[0], grads);
+  return grads;
+}
+
+// batch_norm_add_relu: the gradient through the ReLU (relu_backward, which a graph fuses with the sum of
+// gradients before it; it is also the addend's), then batch_norm's. A fused backward would read y in both
+// of its passes over memory and save nothing.
+std::vector<TensorPtr> BatchNormAddReluBackward(const BackwardContext& ctx) {
+  static const OpDef& relu_bwd = OpRegistry::Global().Get("relu_backward");
+  std::vector<TensorPtr> grads(6);
+  if (!ctx.grad_outputs[0]) return grads;
+  TensorPtr g = Apply(relu_bwd, {ctx.grad_outputs[0], ctx.outputs[0]}, {})[0];
+  BatchNormInputGrads(ctx, g, grads);
+  if (ctx.needs_input_grad[5]) grads[5] = std::move(g);
   return grads;
 }
 
@@ -339,6 +447,13 @@ TensorPtr BatchNorm(const TensorPtr& x, const TensorPtr& weight, const TensorPtr
                     const TensorPtr& running_var, const BatchNormOptions& options) {
   static const OpDef& op = OpRegistry::Global().Get("batch_norm");
   return Apply(op, {x, weight, bias, running_mean, running_var},
+               {{"training", options.training}, {"momentum", options.momentum}, {"eps", options.eps}})[0];
+}
+TensorPtr BatchNormAddRelu(const TensorPtr& x, const TensorPtr& addend, const TensorPtr& weight, const TensorPtr& bias,
+                           const TensorPtr& running_mean, const TensorPtr& running_var,
+                           const BatchNormOptions& options) {
+  static const OpDef& op = OpRegistry::Global().Get("batch_norm_add_relu");
+  return Apply(op, {x, weight, bias, running_mean, running_var, addend},
                {{"training", options.training}, {"momentum", options.momentum}, {"eps", options.eps}})[0];
 }
 }  // namespace ops
@@ -376,6 +491,26 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .layout = LayoutOfInputs,  // x's
       .layout_inputs = {0, 1},
       .layout_outputs = {0},
+  });
+  registry.Register(OpDef{
+      .name = "batch_norm_add_relu",
+      .inputs = {"x", "weight", "bias", "running_mean", "running_var", "addend"},
+      .optional_inputs = {"weight", "bias", "running_mean", "running_var", "addend"},
+      .outputs = {"y", "saved_mean", "saved_var"},
+      .attrs = {{"training", true}, {"momentum", 0.1}, {"eps", 1e-5}},
+      .infer = InferBatchNormAddRelu,
+      .backward = BatchNormAddReluBackward,
+      .kernels = cpu::WithHalfInFloat32(
+          {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormAddReluF32>, /*channels_last=*/true},
+           {DeviceType::kCPU, {DataType::kFloat64}, BatchNormAddReluComposed<BatchNormRef<double>, double>}}),
+      .mutated_inputs = {3, 4},
+      .writes_inputs = [](const Attrs& attrs) { return attrs.Bool("training"); },
+      .layout = LayoutOfInputs,  // x's
+      .layout_inputs = {0, 5},
+      .layout_outputs = {0},
+      .batch_norm = true,
+      .batch_norm_add_relu = true,
+      .autocast = AutocastPolicy::kFloat32,
   });
 }
 

@@ -222,27 +222,26 @@ func (t *tracer) bn(x *of.Tensor, b bn, training bool) *of.Tensor {
 	return t.keep(x.BatchNorm(b.weight, b.bias, b.runningMean, b.runningVar, o))
 }
 
-func (t *tracer) relu(x *of.Tensor) *of.Tensor {
+// bnAddRelu: relu(bn(x) + addend) as one op; addend may be nil.
+func (t *tracer) bnAddRelu(x *of.Tensor, b bn, training bool, addend *of.Tensor) *of.Tensor {
 	if t.err != nil {
 		return nil
 	}
-	return t.keep(x.Relu())
+	o := of.NewBatchNormOptions()
+	o.Training = training
+	return t.keep(x.BatchNormAddRelu(addend, b.weight, b.bias, b.runningMean, b.runningVar, o))
 }
 
 // forward: images (N, 1, 28, 28) -> logits (N, 10).
 func (t *tracer) forward(m *model, x *of.Tensor, training bool) *of.Tensor {
-	h := t.relu(t.bn(t.conv(x, m.stem, 1, 1), m.stemBN, training))
+	h := t.bnAddRelu(t.conv(x, m.stem, 1, 1), m.stemBN, training, nil)
 	for _, blk := range m.blocks {
-		y := t.relu(t.bn(t.conv(h, blk.conv1, blk.stride, 1), blk.bn1, training))
-		y = t.bn(t.conv(y, blk.conv2, 1, 1), blk.bn2, training)
+		y := t.bnAddRelu(t.conv(h, blk.conv1, blk.stride, 1), blk.bn1, training, nil)
 		shortcut := h
 		if blk.shortcut != nil {
 			shortcut = t.bn(t.conv(h, blk.shortcut, blk.stride, 0), blk.shortcutBN, training)
 		}
-		if t.err != nil {
-			return nil
-		}
-		h = t.relu(t.keep(y.Add(shortcut)))
+		h = t.bnAddRelu(t.conv(y, blk.conv2, 1, 1), blk.bn2, training, shortcut)
 	}
 	if t.err != nil {
 		return nil

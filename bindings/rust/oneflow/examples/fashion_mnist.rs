@@ -210,15 +210,20 @@ impl Model {
             let o = BatchNormOptions { training, ..Default::default() };
             x.batch_norm(Some(&p.weight), Some(&p.bias), Some(&p.running_mean), Some(&p.running_var), Some(&o))
         };
-        let mut h = bn(&conv(x, &self.stem, 1, 1)?, &self.stem_bn)?.relu()?;
+        // relu(bn(x) + addend) as one op
+        let bn_add_relu = |x: &Tensor, p: &Bn, addend: Option<&Tensor>| {
+            let o = BatchNormOptions { training, ..Default::default() };
+            let (w, b, m, v) = (Some(&p.weight), Some(&p.bias), Some(&p.running_mean), Some(&p.running_var));
+            x.batch_norm_add_relu(addend, w, b, m, v, Some(&o))
+        };
+        let mut h = bn_add_relu(&conv(x, &self.stem, 1, 1)?, &self.stem_bn, None)?;
         for blk in &self.blocks {
-            let y = bn(&conv(&h, &blk.conv1, blk.stride, 1)?, &blk.bn1)?.relu()?;
-            let y = bn(&conv(&y, &blk.conv2, 1, 1)?, &blk.bn2)?;
+            let y = bn_add_relu(&conv(&h, &blk.conv1, blk.stride, 1)?, &blk.bn1, None)?;
             let shortcut = match &blk.shortcut {
                 Some((w, p)) => bn(&conv(&h, w, blk.stride, 0)?, p)?,
                 None => h.clone(),
             };
-            h = y.add(&shortcut)?.relu()?;
+            h = bn_add_relu(&conv(&y, &blk.conv2, 1, 1)?, &blk.bn2, Some(&shortcut))?;
         }
         h.adaptive_avg_pool2d(1, 1)?.flatten(1, -1)?.linear(&self.fc_weight, Some(&self.fc_bias))
     }

@@ -174,15 +174,20 @@ public final class FashionMnist {
     return a.keep(x.batchNorm(bn.weight, bn.bias, bn.runningMean, bn.runningVar, new BatchNormOptions().training(training)));
   }
 
+  /** relu(batchNorm(x) + addend) as one op; addend may be null. */
+  static Tensor batchNormAddRelu(Arena a, Tensor x, Bn bn, boolean training, Tensor addend) {
+    return a.keep(x.batchNormAddRelu(addend, bn.weight, bn.bias, bn.runningMean, bn.runningVar,
+        new BatchNormOptions().training(training)));
+  }
+
   /** images (N, 1, 28, 28) -> logits (N, 10), traced into the open build. */
   static Tensor forward(Arena a, Model m, Tensor x, boolean training) {
-    Tensor h = a.keep(batchNorm(a, conv(a, x, m.stem, 1, 1), m.stemBn, training).relu());
+    Tensor h = batchNormAddRelu(a, conv(a, x, m.stem, 1, 1), m.stemBn, training, null);
     for (Block blk : m.blocks) {
-      Tensor y = a.keep(batchNorm(a, conv(a, h, blk.conv1, blk.stride, 1), blk.bn1, training).relu());
-      y = batchNorm(a, conv(a, y, blk.conv2, 1, 1), blk.bn2, training);
+      Tensor y = batchNormAddRelu(a, conv(a, h, blk.conv1, blk.stride, 1), blk.bn1, training, null);
       Tensor shortcut = h;
       if (blk.shortcut != null) shortcut = batchNorm(a, conv(a, h, blk.shortcut, blk.stride, 0), blk.shortcutBn, training);
-      h = a.keep(a.keep(y.add(shortcut)).relu());
+      h = batchNormAddRelu(a, conv(a, y, blk.conv2, 1, 1), blk.bn2, training, shortcut);
     }
     Tensor pooled = a.keep(h.adaptiveAvgPool2d(1, 1));
     Tensor flat = a.keep(pooled.flatten(1, -1));

@@ -1,0 +1,188 @@
+// Channels-last batch normalisation with AVX2 (see batch_norm_nhwc.h, Note [Channels-last batch norm]).
+#include "core/ops/cpu/batch_norm_nhwc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace oneflow::cpu {
+
+#if defined(__x86_64__)
+
+bool BatchNormNhwcRuns(int64_t c) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 && c > 0 && c % 8 == 0;
+}
+
+// Everything below runs only where BatchNormNhwcRuns, so it is all compiled for AVX2 and FMA (lambdas
+// included, which a function's target attribute would not cover).
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace {
+
+// Rows per chunk: a chunk of x (and of grad_y) stays in the L1 cache between its two sweeps.
+int64_t ChunkRows(int64_t c) { return std::max<int64_t>(1, 4096 / c); }
+// Rows per task of the elementwise passes: enough work to be worth a thread.
+int64_t ApplyGrain(int64_t c) { return std::max<int64_t>(1, 16384 / c); }
+
+// Per chunk k and channel: two partial values at partials[(2 k + i) c + channel].
+struct Chunks {
+  int64_t rows, c, per_chunk, count;
+  explicit Chunks(int64_t rows_, int64_t c_)
+      : rows(rows_), c(c_), per_chunk(ChunkRows(c_)), count((rows_ + per_chunk - 1) / per_chunk) {}
+  int64_t begin(int64_t k) const { return k * per_chunk; }
+  int64_t size(int64_t k) const { return std::min(per_chunk, rows - k * per_chunk); }
+};
+
+// Sums over rows of 8 channels; 4 independent accumulators, since a single chain of vector adds would
+// be bound by their latency, not by the loads.
+template <typename Term>
+inline __m256 SumRows(int64_t n, Term term) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    for (int u = 0; u < 4; ++u) acc[u] = term(r + u, acc[u]);
+  }
+  for (; r < n; ++r) acc[0] = term(r, acc[0]);
+  return _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+}
+
+// Chunk k's mean and sum of squared deviations from it, per channel.
+void ChunkMoments(const float* x, const Chunks& ch, int64_t k, float* mean, float* m2) {
+  const int64_t n = ch.size(k), c = ch.c;
+  const float* base = x + ch.begin(k) * c;
+  const __m256 inv_n = _mm256_set1_ps(1.0f / static_cast<float>(n));
+  for (int64_t j = 0; j < c; j += 8) {
+    const float* p = base + j;
+    const __m256 sum =
+        SumRows(n, [&](int64_t r, __m256 acc) { return _mm256_add_ps(acc, _mm256_loadu_ps(p + r * c)); });
+    const __m256 mu = _mm256_mul_ps(sum, inv_n);
+    const __m256 sq = SumRows(n, [&](int64_t r, __m256 acc) {
+      const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(p + r * c), mu);
+      return _mm256_fmadd_ps(d, d, acc);
+    });
+    _mm256_storeu_ps(mean + j, mu);
+    _mm256_storeu_ps(m2 + j, sq);
+  }
+}
+
+// Backward, chunk k: the sums of grad_y and of grad_y * (x - mean) per channel (a second sweep over the
+// cached chunk).
+void ChunkGradSums(const BatchNormNhwcBackward& b, const Chunks& ch, int64_t k, float* sum_g, float* sum_gx) {
+  const int64_t n = ch.size(k), c = ch.c;
+  const float* x = b.x + ch.begin(k) * c;
+  const float* dy = b.grad_y + ch.begin(k) * c;
+  for (int64_t j = 0; j < c; j += 8) {
+    const __m256 mu = _mm256_loadu_ps(b.mean + j);
+    const __m256 sg =
+        SumRows(n, [&](int64_t r, __m256 acc) { return _mm256_add_ps(acc, _mm256_loadu_ps(dy + r * c + j)); });
+    const __m256 sgx = SumRows(n, [&](int64_t r, __m256 acc) {
+      const __m256 xm = _mm256_sub_ps(_mm256_loadu_ps(x + r * c + j), mu);
+      return _mm256_fmadd_ps(_mm256_loadu_ps(dy + r * c + j), xm, acc);
+    });
+    _mm256_storeu_ps(sum_g + j, sg);
+    _mm256_storeu_ps(sum_gx + j, sgx);
+  }
+}
+
+// grad_x for rows [begin, end): k * (grad_y - a - (x - mean) * q) per channel (a = q = 0 outside training).
+void GradX(const BatchNormNhwcBackward& b, const float* k, const float* a, const float* q, int64_t begin, int64_t end) {
+  const int64_t c = b.c;
+  for (int64_t r = begin; r < end; ++r) {
+    for (int64_t j = 0; j < c; j += 8) {
+      const int64_t i = r * c + j;
+      const __m256 g = _mm256_loadu_ps(b.grad_y + i);
+      const __m256 xm = _mm256_sub_ps(_mm256_loadu_ps(b.x + i), _mm256_loadu_ps(b.mean + j));
+      const __m256 d = _mm256_fnmadd_ps(xm, _mm256_loadu_ps(q + j), _mm256_sub_ps(g, _mm256_loadu_ps(a + j)));
+      _mm256_storeu_ps(b.grad_x + i, _mm256_mul_ps(_mm256_loadu_ps(k + j), d));
+    }
+  }
+}
+
+void ApplyRows(const float* x, int64_t c, const float* scale, const float* shift, const float* addend, bool relu,
+               float* y, int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    for (int64_t j = 0; j < c; j += 8) {
+      const int64_t i = r * c + j;
+      __m256 v = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(scale + j), _mm256_loadu_ps(shift + j));
+      if (addend != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(addend + i));
+      if (relu) v = _mm256_max_ps(_mm256_setzero_ps(), v);  // max(0, NaN) is NaN
+      _mm256_storeu_ps(y + i, v);
+    }
+  }
+}
+
+}  // namespace
+
+void BatchNormNhwcStats(const float* x, int64_t rows, int64_t c, float* mean, float* var, ThreadPool& pool) {
+  const Chunks ch(rows, c);
+  std::vector<float> partials(static_cast<size_t>(2 * ch.count * c));
+  pool.ParallelFor(ch.count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) ChunkMoments(x, ch, k, &partials[2 * k * c], &partials[(2 * k + 1) * c]);
+  });
+  // Chunks combined in order (Chan et al.): the result does not depend on how the chunks were shared.
+  for (int64_t j = 0; j < c; ++j) {
+    double n = 0, mu = 0, m2 = 0;
+    for (int64_t k = 0; k < ch.count; ++k) {
+      const double nb = static_cast<double>(ch.size(k)), total = n + nb;
+      const double delta = partials[2 * k * c + j] - mu;
+      mu += delta * nb / total;
+      m2 += partials[(2 * k + 1) * c + j] + delta * delta * n * nb / total;
+      n = total;
+    }
+    mean[j] = static_cast<float>(mu);
+    var[j] = static_cast<float>(m2 / n);
+  }
+}
+
+void BatchNormNhwcApply(const float* x, int64_t rows, int64_t c, const float* scale, const float* shift,
+                        const float* addend, bool relu, float* y, ThreadPool& pool) {
+  pool.ParallelFor(rows, ApplyGrain(c),
+                   [&](int64_t begin, int64_t end) { ApplyRows(x, c, scale, shift, addend, relu, y, begin, end); });
+}
+
+void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) {
+  const Chunks ch(b.rows, b.c);
+  const int64_t c = b.c;
+  std::vector<float> partials(static_cast<size_t>(2 * ch.count * c));
+  pool.ParallelFor(ch.count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) ChunkGradSums(b, ch, k, &partials[2 * k * c], &partials[(2 * k + 1) * c]);
+  });
+  std::vector<float> k(static_cast<size_t>(c)), a(static_cast<size_t>(c), 0.0f), q(static_cast<size_t>(c), 0.0f);
+  const double count = static_cast<double>(b.rows);
+  for (int64_t j = 0; j < c; ++j) {
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t i = 0; i < ch.count; ++i) {
+      sum_g += partials[2 * i * c + j];
+      sum_gx += partials[(2 * i + 1) * c + j];
+    }
+    const double invstd = 1 / std::sqrt(static_cast<double>(b.var[j]) + b.eps);
+    b.grad_bias[j] = static_cast<float>(sum_g);
+    b.grad_weight[j] = static_cast<float>(sum_gx * invstd);
+    k[j] = static_cast<float>((b.weight != nullptr ? b.weight[j] : 1.0) * invstd);
+    if (b.training) {
+      a[j] = static_cast<float>(sum_g / count);
+      q[j] = static_cast<float>(invstd * invstd * sum_gx / count);
+    }
+  }
+  pool.ParallelFor(b.rows, ApplyGrain(c),
+                   [&](int64_t begin, int64_t end) { GradX(b, k.data(), a.data(), q.data(), begin, end); });
+}
+
+#pragma GCC pop_options
+
+#else  // no AVX2 kernels on other architectures
+
+bool BatchNormNhwcRuns(int64_t) { return false; }
+void BatchNormNhwcStats(const float*, int64_t, int64_t, float*, float*, ThreadPool&) {}
+void BatchNormNhwcApply(const float*, int64_t, int64_t, const float*, const float*, const float*, bool, float*,
+                        ThreadPool&) {}
+void RunBatchNormNhwcBackward(const BatchNormNhwcBackward&, ThreadPool&) {}
+
+#endif
+
+}  // namespace oneflow::cpu
