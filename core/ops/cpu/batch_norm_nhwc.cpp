@@ -125,17 +125,24 @@ void BatchNormNhwcStats(const float* x, int64_t rows, int64_t c, float* mean, fl
     for (int64_t k = begin; k < end; ++k) ChunkMoments(x, ch, k, &partials[2 * k * c], &partials[(2 * k + 1) * c]);
   });
   // Chunks combined in order (Chan et al.): the result does not depend on how the chunks were shared.
-  for (int64_t j = 0; j < c; ++j) {
-    double n = 0, mu = 0, m2 = 0;
-    for (int64_t k = 0; k < ch.count; ++k) {
-      const double nb = static_cast<double>(ch.size(k)), total = n + nb;
-      const double delta = partials[2 * k * c + j] - mu;
-      mu += delta * nb / total;
-      m2 += partials[(2 * k + 1) * c + j] + delta * delta * n * nb / total;
-      n = total;
+  // Chunk by chunk, every channel at once (the weights depend on the counts only).
+  std::vector<double> mu(static_cast<size_t>(c), 0.0), m2(static_cast<size_t>(c), 0.0);
+  double n = 0;
+  for (int64_t k = 0; k < ch.count; ++k) {
+    const double nb = static_cast<double>(ch.size(k)), total = n + nb;
+    const double weight = nb / total, cross = n * nb / total;
+    const float* chunk_mean = &partials[2 * k * c];
+    const float* chunk_m2 = &partials[(2 * k + 1) * c];
+    for (int64_t j = 0; j < c; ++j) {
+      const double delta = chunk_mean[j] - mu[j];
+      mu[j] += delta * weight;
+      m2[j] += chunk_m2[j] + delta * delta * cross;
     }
-    mean[j] = static_cast<float>(mu);
-    var[j] = static_cast<float>(m2 / n);
+    n = total;
+  }
+  for (int64_t j = 0; j < c; ++j) {
+    mean[j] = static_cast<float>(mu[j]);
+    var[j] = static_cast<float>(m2[j] / n);
   }
 }
 
@@ -154,19 +161,21 @@ void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) 
   });
   std::vector<float> k(static_cast<size_t>(c)), a(static_cast<size_t>(c), 0.0f), q(static_cast<size_t>(c), 0.0f);
   const double count = static_cast<double>(b.rows);
-  for (int64_t j = 0; j < c; ++j) {
-    double sum_g = 0, sum_gx = 0;
-    for (int64_t i = 0; i < ch.count; ++i) {
-      sum_g += partials[2 * i * c + j];
-      sum_gx += partials[(2 * i + 1) * c + j];
+  std::vector<double> sum_g(static_cast<size_t>(c), 0.0), sum_gx(static_cast<size_t>(c), 0.0);
+  for (int64_t i = 0; i < ch.count; ++i) {  // in chunk order, every channel at once
+    for (int64_t j = 0; j < c; ++j) {
+      sum_g[j] += partials[2 * i * c + j];
+      sum_gx[j] += partials[(2 * i + 1) * c + j];
     }
+  }
+  for (int64_t j = 0; j < c; ++j) {
     const double invstd = 1 / std::sqrt(static_cast<double>(b.var[j]) + b.eps);
-    b.grad_bias[j] = static_cast<float>(sum_g);
-    b.grad_weight[j] = static_cast<float>(sum_gx * invstd);
+    b.grad_bias[j] = static_cast<float>(sum_g[j]);
+    b.grad_weight[j] = static_cast<float>(sum_gx[j] * invstd);
     k[j] = static_cast<float>((b.weight != nullptr ? b.weight[j] : 1.0) * invstd);
     if (b.training) {
-      a[j] = static_cast<float>(sum_g / count);
-      q[j] = static_cast<float>(invstd * invstd * sum_gx / count);
+      a[j] = static_cast<float>(sum_g[j] / count);
+      q[j] = static_cast<float>(invstd * invstd * sum_gx[j] / count);
     }
   }
   pool.ParallelFor(b.rows, ApplyGrain(c),
