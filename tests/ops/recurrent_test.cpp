@@ -234,6 +234,10 @@ TEST(Recurrent, Gradients) {
 // A tiny sequence model: an LSTM over 5 steps and a linear head on the last hidden state, fit to
 // targets with SGD. Its gradients (through every step) match finite differences, and it learns.
 TEST(Recurrent, TinyLstmSequenceModelTrains) {
+  // Data and initial weights from a seed of their own, not from wherever the shared test generator is
+  // after the tests before this one; 150 steps, since 30 halved the loss for only 6 of 9 seeds tried (150:
+  // all of them).
+  TestGenerator().ManualSeed(2024);
   const int64_t n = 4, in = 2, h = 3, steps = 5;
   std::vector<TensorPtr> xs;
   for (int64_t t = 0; t < steps; ++t) xs.push_back(RandomTensor(DType::Float64(), Shape{n, in}));
@@ -252,7 +256,7 @@ TEST(Recurrent, TinyLstmSequenceModelTrains) {
   ExpectGradientsMatch(loss_of, params);
   SGD opt(params, SgdOptions{.lr = 0.5});
   std::vector<double> losses;
-  for (int step = 0; step < 30; ++step) {
+  for (int step = 0; step < 150; ++step) {
     const TensorPtr loss = loss_of(params);
     losses.push_back(ToDoubles(loss)[0]);
     opt.ZeroGrad();

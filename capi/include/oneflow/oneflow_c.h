@@ -603,8 +603,8 @@ OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, O
  * given it has x's dtype and shape. Everything else (the parameters, the running statistics updated
  * in place in training, the options) is as of_batch_norm's, and so are the results up to float
  * rounding. On float32 channels-last x with a multiple of 8 channels the normalisation, the add and
- * the ReLU are one pass over memory (and the backward two); a lazy graph folds it into a preceding
- * convolution in inference when there is no addend. */
+ * the ReLU are one pass over memory; the backward is the ReLU's gradient (also the addend's), then batch
+ * norm's. A lazy graph folds it into a preceding convolution in inference when there is no addend. */
 OF_API of_status_t* of_batch_norm_add_relu(of_session_t* session, const of_tensor_t* x,
                                            OF_NULLABLE const of_tensor_t* addend, OF_NULLABLE const of_tensor_t* weight,
                                            OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE of_tensor_t* running_mean,
