@@ -18,11 +18,9 @@ bool BatchNormNhwcRuns(int64_t c) {
   return avx2 && c > 0 && c % 8 == 0;
 }
 
-// Everything below runs only where BatchNormNhwcRuns, so it is all compiled for AVX2 and FMA (lambdas
-// included, which a function's target attribute would not cover).
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
 namespace {
+
+#define OF_AVX2 __attribute__((target("avx2,fma")))
 
 // Rows per chunk: a chunk of x (and of grad_y) stays in the L1 cache between its two sweeps.
 int64_t ChunkRows(int64_t c) { return std::max<int64_t>(1, 4096 / c); }
@@ -38,59 +36,65 @@ struct Chunks {
   int64_t size(int64_t k) const { return std::min(per_chunk, rows - k * per_chunk); }
 };
 
-// Sums over rows of 8 channels; 4 independent accumulators, since a single chain of vector adds would
-// be bound by their latency, not by the loads.
-template <typename Term>
-inline __m256 SumRows(int64_t n, Term term) {
+// What SumRows adds up for 8 channels over rows of x (and y): x, (x - m)^2, or y * (x - m).
+enum class Term { kX, kSquaredDeviation, kYTimesDeviation };
+
+template <Term kTerm>
+OF_AVX2 inline __m256 Accumulate(__m256 acc, const float* x, const float* y, __m256 m) {
+  if constexpr (kTerm == Term::kX) {
+    return _mm256_add_ps(acc, _mm256_loadu_ps(x));
+  } else if constexpr (kTerm == Term::kSquaredDeviation) {
+    const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x), m);
+    return _mm256_fmadd_ps(d, d, acc);
+  } else {
+    return _mm256_fmadd_ps(_mm256_loadu_ps(y), _mm256_sub_ps(_mm256_loadu_ps(x), m), acc);
+  }
+}
+
+// The sum of kTerm over n rows c floats apart; 4 independent accumulators, since a single chain of
+// vector adds would be bound by their latency, not by the loads.
+template <Term kTerm>
+OF_AVX2 __m256 SumRows(const float* x, const float* y, __m256 m, int64_t n, int64_t c) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t r = 0;
   for (; r + 4 <= n; r += 4) {
-    for (int u = 0; u < 4; ++u) acc[u] = term(r + u, acc[u]);
+    for (int u = 0; u < 4; ++u) {
+      const int64_t i = (r + u) * c;
+      acc[u] = Accumulate<kTerm>(acc[u], x + i, y == nullptr ? nullptr : y + i, m);
+    }
   }
-  for (; r < n; ++r) acc[0] = term(r, acc[0]);
+  for (; r < n; ++r) acc[0] = Accumulate<kTerm>(acc[0], x + r * c, y == nullptr ? nullptr : y + r * c, m);
   return _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
 }
 
 // Chunk k's mean and sum of squared deviations from it, per channel.
-void ChunkMoments(const float* x, const Chunks& ch, int64_t k, float* mean, float* m2) {
+OF_AVX2 void ChunkMoments(const float* x, const Chunks& ch, int64_t k, float* mean, float* m2) {
   const int64_t n = ch.size(k), c = ch.c;
   const float* base = x + ch.begin(k) * c;
   const __m256 inv_n = _mm256_set1_ps(1.0f / static_cast<float>(n));
   for (int64_t j = 0; j < c; j += 8) {
-    const float* p = base + j;
-    const __m256 sum =
-        SumRows(n, [&](int64_t r, __m256 acc) { return _mm256_add_ps(acc, _mm256_loadu_ps(p + r * c)); });
-    const __m256 mu = _mm256_mul_ps(sum, inv_n);
-    const __m256 sq = SumRows(n, [&](int64_t r, __m256 acc) {
-      const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(p + r * c), mu);
-      return _mm256_fmadd_ps(d, d, acc);
-    });
+    const __m256 mu = _mm256_mul_ps(SumRows<Term::kX>(base + j, nullptr, _mm256_setzero_ps(), n, c), inv_n);
     _mm256_storeu_ps(mean + j, mu);
-    _mm256_storeu_ps(m2 + j, sq);
+    _mm256_storeu_ps(m2 + j, SumRows<Term::kSquaredDeviation>(base + j, nullptr, mu, n, c));
   }
 }
 
 // Backward, chunk k: the sums of grad_y and of grad_y * (x - mean) per channel (a second sweep over the
 // cached chunk).
-void ChunkGradSums(const BatchNormNhwcBackward& b, const Chunks& ch, int64_t k, float* sum_g, float* sum_gx) {
+OF_AVX2 void ChunkGradSums(const BatchNormNhwcBackward& b, const Chunks& ch, int64_t k, float* sum_g, float* sum_gx) {
   const int64_t n = ch.size(k), c = ch.c;
   const float* x = b.x + ch.begin(k) * c;
   const float* dy = b.grad_y + ch.begin(k) * c;
   for (int64_t j = 0; j < c; j += 8) {
     const __m256 mu = _mm256_loadu_ps(b.mean + j);
-    const __m256 sg =
-        SumRows(n, [&](int64_t r, __m256 acc) { return _mm256_add_ps(acc, _mm256_loadu_ps(dy + r * c + j)); });
-    const __m256 sgx = SumRows(n, [&](int64_t r, __m256 acc) {
-      const __m256 xm = _mm256_sub_ps(_mm256_loadu_ps(x + r * c + j), mu);
-      return _mm256_fmadd_ps(_mm256_loadu_ps(dy + r * c + j), xm, acc);
-    });
-    _mm256_storeu_ps(sum_g + j, sg);
-    _mm256_storeu_ps(sum_gx + j, sgx);
+    _mm256_storeu_ps(sum_g + j, SumRows<Term::kX>(dy + j, nullptr, mu, n, c));
+    _mm256_storeu_ps(sum_gx + j, SumRows<Term::kYTimesDeviation>(x + j, dy + j, mu, n, c));
   }
 }
 
 // grad_x for rows [begin, end): k * (grad_y - a - (x - mean) * q) per channel (a = q = 0 outside training).
-void GradX(const BatchNormNhwcBackward& b, const float* k, const float* a, const float* q, int64_t begin, int64_t end) {
+OF_AVX2 void GradX(const BatchNormNhwcBackward& b, const float* k, const float* a, const float* q, int64_t begin,
+                   int64_t end) {
   const int64_t c = b.c;
   for (int64_t r = begin; r < end; ++r) {
     for (int64_t j = 0; j < c; j += 8) {
@@ -103,8 +107,8 @@ void GradX(const BatchNormNhwcBackward& b, const float* k, const float* a, const
   }
 }
 
-void ApplyRows(const float* x, int64_t c, const float* scale, const float* shift, const float* addend, bool relu,
-               float* y, int64_t begin, int64_t end) {
+OF_AVX2 void ApplyRows(const float* x, int64_t c, const float* scale, const float* shift, const float* addend,
+                       bool relu, float* y, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
     for (int64_t j = 0; j < c; j += 8) {
       const int64_t i = r * c + j;
@@ -181,8 +185,6 @@ void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) 
   pool.ParallelFor(b.rows, ApplyGrain(c),
                    [&](int64_t begin, int64_t end) { GradX(b, k.data(), a.data(), q.data(), begin, end); });
 }
-
-#pragma GCC pop_options
 
 #else  // no AVX2 kernels on other architectures
 
