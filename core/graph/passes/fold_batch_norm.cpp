@@ -28,7 +28,7 @@ void FoldBatchNorm(Ir& ir) {
     if (bn.inputs[3] < 0 || bn.inputs[4] < 0) continue;  // batch statistics: nothing to fold
     // batch_norm_add_relu folds without an addend (its ReLU goes into the fused op); with one, the add
     // stays in its pass.
-    if (bn.op->batch_norm_add_relu && bn.inputs.size() > 5 && bn.inputs[5] >= 0) continue;
+    if (bn.op->batch_norm_add_relu && bn.inputs[5] >= 0) continue;
     const int32_t c = bn.inputs[0];
     const int32_t p = producer[static_cast<size_t>(c)];
     if (p < 0) continue;

@@ -9,18 +9,15 @@
 #include <immintrin.h>
 #endif
 
+#include "core/ops/cpu/avx2.h"
+
 namespace oneflow::cpu {
 
 #if defined(__x86_64__)
 
-bool BatchNormNhwcRuns(int64_t c) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2 && c > 0 && c % 8 == 0;
-}
+bool BatchNormNhwcRuns(int64_t c) { return HasAvx2Fma() && c > 0 && c % 8 == 0; }
 
 namespace {
-
-#define OF_AVX2 __attribute__((target("avx2,fma")))
 
 // Rows per chunk: a chunk of x (and of grad_y) stays in the L1 cache between its two sweeps.
 int64_t ChunkRows(int64_t c) { return std::max<int64_t>(1, 4096 / c); }

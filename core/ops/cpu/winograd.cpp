@@ -12,19 +12,18 @@
 #include <immintrin.h>
 #endif
 
+#include "core/ops/cpu/avx2.h"
+
 namespace oneflow::cpu {
 
 #if defined(__x86_64__)
 namespace {
 
-#define OF_AVX2 __attribute__((target("avx2,fma")))
-
 // AVX2 and FMA, and no AVX-512: with AVX-512, oneDNN's direct kernels are twice as wide (the main job
 // ran 1.6x faster there before these kernels existed) and it has Winograd kernels of its own, so these
 // AVX2 ones would not be faster.
 bool Avx2WithoutAvx512() {
-  static const bool has =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !__builtin_cpu_supports("avx512f");
+  static const bool has = HasAvx2Fma() && !__builtin_cpu_supports("avx512f");
   return has;
 }
 

@@ -379,7 +379,7 @@ void BatchNormBackwardRef(KernelContext& ctx) {
 // The addend (input 5) of the fused op, or null.
 template <typename T>
 const T* AddendOf(KernelContext& ctx) {
-  return ctx.inputs.size() > 5 && ctx.inputs[5] ? ctx.in(5).data<T>() : nullptr;
+  return ctx.inputs[5] ? ctx.in(5).data<T>() : nullptr;
 }
 
 // y = relu(y + addend) over y's elements (the addend is dense like y: a layout input).
