@@ -75,6 +75,10 @@ const std::vector<ConvCase> kCases = {
     {{1, 24, 11, 12}, 16, 3, 3, {1, 1}, {2, 2}, {1, 1}, 1, true},
     {{8, 16, 19, 20}, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
 };
+// ... with many channels (float32 only, where the Winograd kernels run: the float64 loops are slow): few
+// tiles, split evenly across the threads, and the products' columns in panels, the second one of 8
+// columns (forward) or 16 (backward data).
+const ConvCase kManyChannels = {{1, 256, 8, 8}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true};
 
 std::vector<double> RefConv(const ConvCase& k, const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {
   const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w);
@@ -135,6 +139,7 @@ TEST(Conv2d, MatchesDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
     for (const ConvCase& k : kCases) CheckForward(k, dt);
   }
+  CheckForward(kManyChannels, DType::Float32());
 }
 
 TEST(Conv2d, EmptyOperandsAndHugeAttributesMatchDirectLoops) {
@@ -203,6 +208,7 @@ TEST(Conv2d, BackwardOpsMatchDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
     for (const ConvCase& k : kCases) CheckBackward(k, dt);
   }
+  CheckBackward(kManyChannels, DType::Float32());
 }
 
 // An empty x still has a bias gradient (the sum of grad_y), and huge attributes run the loops.

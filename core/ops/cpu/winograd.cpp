@@ -6,6 +6,7 @@
 #include "core/ops/cpu/winograd.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -41,9 +42,17 @@ struct Pass {
 
 // Tiles per block: the block's transformed input and output (16 * tiles * (ci + co) floats) in about
 // 192 KiB, so they stay in the L2 cache between the transforms and the products; a multiple of kRows.
-int64_t TilesPerBlock(const Pass& p) {
+// With many channels that is few tiles, and every block reads all 16 * ci * co transformed weights (and
+// the weight gradient adds into as many sums): then at least kMinTiles tiles, as long as every thread
+// still gets a block, split evenly.
+int64_t TilesPerBlock(const Pass& p, int64_t threads) {
+  constexpr int64_t kMinTiles = 48;
   const int64_t fit = 192 * 1024 / int64_t{sizeof(float)} / (kPositions * (p.ci + p.co));
-  return std::clamp<int64_t>(fit / kRows * kRows, kRows, 16 * kRows);
+  const int64_t tiles = p.tiles(), share = (tiles + threads - 1) / threads;
+  if (fit >= kMinTiles || share <= fit) return std::clamp<int64_t>(fit / kRows * kRows, kRows, 16 * kRows);
+  int64_t blocks = (tiles + kMinTiles - 1) / kMinTiles;
+  blocks = (blocks + threads - 1) / threads * threads;
+  return (tiles + blocks - 1) / blocks;
 }
 
 // The calling thread's buffer of at least `floats` floats (reused across calls).
@@ -170,54 +179,82 @@ OF_AVX2 void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int
 
 // u[16][a][b] = G k G^T for the kernels k of weight (o, c, 3, 3), G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
 // Forward: (a, b) = (c, o) and k the weight's kernel; backward data: (a, b) = (o, c) and k rotated by 180
-// degrees.
-void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, float* u) {
-  for (int64_t oi = 0; oi < o; ++oi) {
-    for (int64_t ci = 0; ci < c; ++ci) {
-      const float* g = weight + (oi * c + ci) * 9;
-      float k[3][3];
+// degrees. Rows a in [begin, end), eight kernels at once, consecutive in b (a multiple of 8).
+OF_AVX2 void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int64_t begin, int64_t end,
+                              float* u) {
+  const int64_t cols = backward_data ? c : o, position_stride = o * c;
+  // Kernel (a, b) starts at weight + 9 * (a * c + b) (backward data) or 9 * (b * c + a) (forward).
+  const int64_t lane_stride = backward_data ? 9 : 9 * c, row_stride = backward_data ? 9 * c : 9;
+  const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(static_cast<int32_t>(lane_stride)));
+  const __m256 half = _mm256_set1_ps(0.5f);
+  for (int64_t a = begin; a < end; ++a) {
+    for (int64_t b = 0; b < cols; b += 8) {
+      const float* g = weight + a * row_stride + b * lane_stride;
+      __m256 k[3][3];
       for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) k[i][j] = backward_data ? g[(2 - i) * 3 + 2 - j] : g[i * 3 + j];
+        for (int j = 0; j < 3; ++j) {
+          k[i][j] = _mm256_i32gather_ps(g + (backward_data ? (2 - i) * 3 + 2 - j : i * 3 + j), lanes, 4);
+        }
       }
-      float gk[4][3];  // G k
+      __m256 gk[4][3];  // G k
       for (int j = 0; j < 3; ++j) {
         gk[0][j] = k[0][j];
-        gk[1][j] = 0.5f * (k[0][j] + k[1][j] + k[2][j]);
-        gk[2][j] = 0.5f * (k[0][j] - k[1][j] + k[2][j]);
+        gk[1][j] = _mm256_mul_ps(half, _mm256_add_ps(_mm256_add_ps(k[0][j], k[1][j]), k[2][j]));
+        gk[2][j] = _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(k[0][j], k[1][j]), k[2][j]));
         gk[3][j] = k[2][j];
       }
-      const int64_t at = backward_data ? oi * c + ci : ci * o + oi;
+      float* out = u + a * cols + b;
       for (int i = 0; i < 4; ++i) {  // (G k) G^T
-        const float row[4] = {gk[i][0], 0.5f * (gk[i][0] + gk[i][1] + gk[i][2]),
-                              0.5f * (gk[i][0] - gk[i][1] + gk[i][2]), gk[i][2]};
-        for (int j = 0; j < 4; ++j) u[(4 * i + j) * o * c + at] = row[j];
+        const __m256 row[4] = {
+            gk[i][0], _mm256_mul_ps(half, _mm256_add_ps(_mm256_add_ps(gk[i][0], gk[i][1]), gk[i][2])),
+            _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(gk[i][0], gk[i][1]), gk[i][2])), gk[i][2]};
+        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(out + (4 * i + j) * position_stride, row[j]);
       }
     }
   }
 }
 
-// weight (o, c, 3, 3) = G^T z G for z[16][c][o], the weight gradient's inverse transform, where
-//   G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1].
-void InverseTransformWeights(const float* z, int64_t o, int64_t c, float* weight) {
-  for (int64_t oi = 0; oi < o; ++oi) {
-    for (int64_t ci = 0; ci < c; ++ci) {
-      float t[4][4];
-      for (int i = 0; i < 16; ++i) t[i / 4][i % 4] = z[i * c * o + ci * o + oi];
-      float r[3][4];  // G^T z
-      for (int j = 0; j < 4; ++j) {
-        r[0][j] = t[0][j] + 0.5f * (t[1][j] + t[2][j]);
-        r[1][j] = 0.5f * (t[1][j] - t[2][j]);
-        r[2][j] = 0.5f * (t[1][j] + t[2][j]) + t[3][j];
+// weight (o, c, 3, 3) = G^T z G for z the sum of `parts` arrays z_p[16][c][o] (`part_stride` apart), the
+// weight gradient's inverse transform, where G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1]. Eight kernels at
+// once, consecutive in o (a multiple of 8), for the input channels ci in [begin, end).
+OF_AVX2 void InverseTransformWeights(const float* z, int64_t parts, int64_t part_stride, int64_t o, int64_t c,
+                                     int64_t begin, int64_t end, float* weight) {
+  const __m256 half = _mm256_set1_ps(0.5f);
+  for (int64_t ci = begin; ci < end; ++ci) {
+    for (int64_t oi = 0; oi < o; oi += 8) {
+      __m256 t[4][4];
+      for (int i = 0; i < 16; ++i) {
+        const float* at = z + i * c * o + ci * o + oi;
+        __m256 sum = _mm256_loadu_ps(at);
+        for (int64_t part = 1; part < parts; ++part) sum = _mm256_add_ps(sum, _mm256_loadu_ps(at + part * part_stride));
+        t[i / 4][i % 4] = sum;
       }
-      float* out = weight + (oi * c + ci) * 9;
-      for (int i = 0; i < 3; ++i) {  // (G^T z) G
-        out[i * 3 + 0] = r[i][0] + 0.5f * (r[i][1] + r[i][2]);
-        out[i * 3 + 1] = 0.5f * (r[i][1] - r[i][2]);
-        out[i * 3 + 2] = 0.5f * (r[i][1] + r[i][2]) + r[i][3];
+      __m256 r[3][4];  // G^T z
+      for (int j = 0; j < 4; ++j) {
+        const __m256 mid = _mm256_mul_ps(half, _mm256_add_ps(t[1][j], t[2][j]));
+        r[0][j] = _mm256_add_ps(t[0][j], mid);
+        r[1][j] = _mm256_mul_ps(half, _mm256_sub_ps(t[1][j], t[2][j]));
+        r[2][j] = _mm256_add_ps(mid, t[3][j]);
+      }
+      alignas(32) float taps[9][8];  // (G^T z) G, tap by tap, then scattered to the 8 kernels
+      for (int i = 0; i < 3; ++i) {
+        const __m256 mid = _mm256_mul_ps(half, _mm256_add_ps(r[i][1], r[i][2]));
+        _mm256_store_ps(taps[i * 3 + 0], _mm256_add_ps(r[i][0], mid));
+        _mm256_store_ps(taps[i * 3 + 1], _mm256_mul_ps(half, _mm256_sub_ps(r[i][1], r[i][2])));
+        _mm256_store_ps(taps[i * 3 + 2], _mm256_add_ps(mid, r[i][3]));
+      }
+      for (int lane = 0; lane < 8; ++lane) {
+        float* out = weight + ((oi + lane) * c + ci) * 9;
+        for (int tap = 0; tap < 9; ++tap) out[tap] = taps[tap][lane];
       }
     }
   }
 }
+
+// Rows of kernels per thread in the weight transforms, for rows of `columns` kernels: at least 8192
+// kernels (tens of microseconds), so that a small transform does not wake the pool's threads.
+int64_t WeightRowsPerChunk(int64_t columns) { return std::max<int64_t>(1, 8192 / columns); }
 
 // ---- products ---------------------------------------------------------------------------------------
 
@@ -274,13 +311,17 @@ OF_AVX2 void MultiplyRows(int rows, const float* a, int64_t a_row, int64_t a_dep
 template <bool Accumulate>
 OF_AVX2 void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth,
                       const float* b, float* c) {
-  for (int64_t r = 0; r < m; r += kRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - r));
-    for (int64_t k = 0; k < n; k += 16) {
-      if (k + 16 <= n) {
-        MultiplyRows<2, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
-      } else {
-        MultiplyRows<1, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+  // Columns in panels of b of at most 128 KiB, which stay in the L2 cache while every row passes.
+  const int64_t panel = std::max<int64_t>(16, 32 * 1024 / depth / 16 * 16);
+  for (int64_t k0 = 0; k0 < n; k0 += panel) {
+    for (int64_t r = 0; r < m; r += kRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows, m - r));
+      for (int64_t k = k0; k < std::min(n, k0 + panel); k += 16) {
+        if (k + 16 <= n) {
+          MultiplyRows<2, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+        } else {
+          MultiplyRows<1, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+        }
       }
     }
   }
@@ -290,7 +331,8 @@ OF_AVX2 void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64
 
 // out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias).
 void RunForward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
-  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p), blocks = (tiles + per_block - 1) / per_block;
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
+                blocks = (tiles + per_block - 1) / per_block;
   pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, m_buffer;
     float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
@@ -311,54 +353,61 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
 bool WinogradRuns(const Winograd3x3& s) {
   const int64_t pad_bottom = s.oh + 2 - s.h - s.pad_top, pad_right = s.ow + 2 - s.w - s.pad_left;
   const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
-  // Measured faster than oneDNN's direct AVX2 kernels from 16 to 64 channels (bench/README.md); with
-  // more, the kernels would need to block the channels and to split few tiles across threads.
-  const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 64; };
+  // Measured faster than oneDNN's direct AVX2 kernels from 16 to 256 channels (bench/README.md). At 512
+  // (ResNet-50's last stage, 7x7) they are slower: the 16 MiB of transformed weights (and of weight
+  // gradient sums) outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles.
+  const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 256; };
   return Avx2WithoutAvx512() && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) &&
          padding_ok(s.pad_left) && padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
 }
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool& pool) {
-  std::vector<float> u(kPositions * s.c * s.o);
-  TransformWeights(w, s.o, s.c, /*backward_data=*/false, u.data());
-  RunForward({s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}, x, u.data(), bias, y, pool);
+  const std::unique_ptr<float[]> u(new float[kPositions * s.c * s.o]);
+  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
+    TransformWeights(w, s.o, s.c, /*backward_data=*/false, begin, end, u.get());
+  });
+  RunForward({s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}, x, u.get(), bias, y, pool);
 }
 
 void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
-  std::vector<float> u(kPositions * s.c * s.o);
-  TransformWeights(w, s.o, s.c, /*backward_data=*/true, u.data());
+  const std::unique_ptr<float[]> u(new float[kPositions * s.c * s.o]);
+  pool.ParallelFor(s.o, WeightRowsPerChunk(s.c), [&](int64_t begin, int64_t end) {
+    TransformWeights(w, s.o, s.c, /*backward_data=*/true, begin, end, u.get());
+  });
   // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
-  RunForward({s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left}, dy, u.data(), nullptr, dx, pool);
+  RunForward({s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left}, dy, u.get(), nullptr, dx, pool);
 }
 
 void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p), blocks = (tiles + per_block - 1) / per_block;
-  // Each part sums its share of the blocks into its own z[16][c][o]; the parts are then added in order.
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
+                blocks = (tiles + per_block - 1) / per_block;
+  // Each part sums its share of the blocks into its own z[16][c][o] (its first block overwrites it); the
+  // inverse transform adds the parts in order.
   const int64_t parts = std::min<int64_t>(pool.num_threads(), blocks), z_size = kPositions * s.c * s.o;
-  std::vector<float> z(parts * z_size, 0.0f);
+  const std::unique_ptr<float[]> z(new float[parts * z_size]);
   pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, g_buffer;
     float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
     float* g = Scratch(g_buffer, kPositions * per_block * p.co);
     for (int64_t part = begin; part < end; ++part) {
-      float* zp = z.data() + part * z_size;
-      for (int64_t block = blocks * part / parts; block < blocks * (part + 1) / parts; ++block) {
+      float* zp = z.get() + part * z_size;
+      const int64_t first = blocks * part / parts;
+      for (int64_t block = first; block < blocks * (part + 1) / parts; ++block) {
         const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
         TransformInput(p, x, t0, nt, v);
         TransformOutputGrad(p, dy, t0, nt, g);
-        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) += v[xi]^T (c x nt) g[xi] (nt x o)
-          Multiply<true>(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
+        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) (+)= v[xi]^T (c x nt) g[xi] (nt x o)
+          const auto multiply = block == first ? Multiply<false> : Multiply<true>;
+          multiply(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
         }
       }
     }
   });
-  for (int64_t part = 1; part < parts; ++part) {
-    const float* zp = z.data() + part * z_size;
-    for (int64_t i = 0; i < z_size; ++i) z[i] += zp[i];
-  }
-  InverseTransformWeights(z.data(), s.o, s.c, dw);
+  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
+    InverseTransformWeights(z.get(), parts, z_size, s.o, s.c, begin, end, dw);
+  });
 }
 
 #else  // no AVX2 kernels on other architectures

@@ -37,7 +37,7 @@ struct Winograd3x3 {
 
 // Whether the Winograd kernels run `s`: an x86 CPU with AVX2 and FMA but not AVX-512 (where oneDNN's
 // own kernels are wider), c and o multiples of 8 (the
-// vectors' width) from 16 to 64, each padding (start and end) in [0, 2], and at least 64 outputs per
+// vectors' width) from 16 to 256, each padding (start and end) in [0, 2], and at least 64 outputs per
 // channel.
 bool WinogradRuns(const Winograd3x3& s);
 
