@@ -116,6 +116,18 @@ TEST(MaxPool2d, EdgeValues) {
     EXPECT_EQ(ToDoubles(r[1])[0], 3);  // the last NaN
     EXPECT_EQ(ToDoubles(r[0])[1], 5);
     EXPECT_EQ(ToDoubles(r[1])[1], 0);  // the first maximum
+    // Eight channels (the vector kernels' width): each channel's own choice.
+    const TensorPtr eight = ChannelsLast(FromDoubles(dt, {1, 8, 2, 2}, {1,         NAN,       3,         NAN,        //
+                                                                        5,         1,         5,         5,          //
+                                                                        NAN,       7,         1,         2,          //
+                                                                        -INFINITY, -INFINITY, -INFINITY, -INFINITY,  //
+                                                                        1,         2,         3,         4,          //
+                                                                        4,         3,         2,         1,          //
+                                                                        2,         9,         9,         1,          //
+                                                                        -1,        -INFINITY, NAN,       8}));
+    r = Apply(op, {eight}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
+    ExpectTensorNear(r[0], dt, {1, 8, 1, 1}, {NAN, 5, NAN, -INFINITY, 4, 4, 9, NAN}, 0, 0);
+    ExpectTensorNear(r[1], DType::Int64(), {1, 8, 1, 1}, {3, 0, 0, 0, 3, 0, 1, 2}, 0, 0);
     // A dilated window that misses the input: -inf and index -1, which the backward skips.
     const TensorPtr z = RandomTensor(dt, {1, 1, 4, 4});
     const Attrs attrs{{"kernel_size", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{1, 1}},

@@ -2,8 +2,9 @@
 //
 // max_pool2d gives the values and the int64 indices of the maxima (h * W + w within the input plane,
 // as PyTorch's return_indices; -1 where a dilated window misses the input, whose value is -inf), which
-// max_pool2d_backward scatters into; both are loops over planes (oneDNN's max pooling keeps its
-// indices in an opaque, layout-dependent workspace that a tensor output cannot describe). avg_pool2d
+// max_pool2d_backward scatters into; both are loops over planes or, channels last, over pixels (float32
+// with 8k channels: 8 channels per AVX2 vector) (oneDNN's max pooling keeps its indices in an opaque,
+// layout-dependent workspace that a tensor output cannot describe). avg_pool2d
 // runs oneDNN for float32 except where PyTorch's divisor differs from oneDNN's (count_include_pad with
 // a ceil_mode window past the padding), then loops like float64. adaptive_avg_pool2d (any output
 // size, windows [floor(i*H/oh), ceil((i+1)*H/oh))) is loops.
@@ -15,9 +16,15 @@
 // The backward ops take the forward input x only for its shape (strided inputs: nothing is copied).
 #include <algorithm>
 #include <limits>
+#include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
+#include "core/ops/cpu/avx2.h"
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
@@ -199,6 +206,45 @@ void MaxPoolPlane(const T* xp, T* yp, int64_t* ip, const PoolGeom g) {
   }
 }
 
+// The taps of one window over channels-last rows `w` pixels wide: rows y0 + ki * dh for ki in [ki0, ki1),
+// columns x0 + kj * dw for kj in [kj0, kj1), all inside the input.
+struct PixelWindow {
+  int64_t w, y0, x0, dh, dw, ki0, ki1, kj0, kj1;
+};
+
+#if defined(__x86_64__)
+// MaxPoolPixel for float32 with c a multiple of 8, on AVX2: 8 channels at a time, the same choice per
+// lane (a later tap replaces the best when it is NaN or, both ordered, greater), the taps as int32 lanes
+// (tap < h * w, which the caller checks fits) widened to int64 at the end.
+OF_AVX2 void MaxPoolPixelAvx2(const float* xn, int64_t c, const PixelWindow& win, float* yp, int64_t* ip) {
+  for (int64_t k = 0; k < c; k += 8) {
+    __m256 best = _mm256_setzero_ps();
+    __m256i best_tap = _mm256_setzero_si256();
+    bool first = true;
+    for (int64_t ki = win.ki0; ki < win.ki1; ++ki) {
+      for (int64_t kj = win.kj0; kj < win.kj1; ++kj) {
+        const int64_t tap = (win.y0 + ki * win.dh) * win.w + win.x0 + kj * win.dw;
+        const __m256 v = _mm256_loadu_ps(xn + tap * c + k);
+        const __m256i tap_v = _mm256_set1_epi32(static_cast<int32_t>(tap));
+        if (first) {
+          best = v;
+          best_tap = tap_v;
+          first = false;
+          continue;
+        }
+        const __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(v, best, _CMP_GT_OQ));
+        best = _mm256_blendv_ps(best, v, take);
+        best_tap = _mm256_blendv_epi8(best_tap, tap_v, _mm256_castps_si256(take));
+      }
+    }
+    _mm256_storeu_ps(yp + k, best);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ip + k), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_tap)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ip + k + 4),
+                        _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_tap, 1)));
+  }
+}
+#endif
+
 // Channels last: output pixel `o` (y at n, oy, ox) of all channels, as MaxPoolPlane does per plane:
 // the first maximum in window order, or the last NaN.
 template <typename T>
@@ -216,6 +262,13 @@ void MaxPoolPixel(const T* x, T* y, int64_t* idx, int64_t o, const PoolGeom& g) 
     return;
   }
   const T* xn = x + n * g.h * g.w * c;
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (c % 8 == 0 && g.h * g.w <= std::numeric_limits<int32_t>::max() && cpu::HasAvx2Fma()) {
+      return MaxPoolPixelAvx2(xn, c, {g.w, y0, x0, dh, dw, ki0, ki1, kj0, kj1}, yp, ip);
+    }
+  }
+#endif
   bool first = true;
   for (int64_t ki = ki0; ki < ki1; ++ki) {
     for (int64_t kj = kj0; kj < kj1; ++kj) {
