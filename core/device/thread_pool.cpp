@@ -6,9 +6,33 @@
 
 #include "core/common/error.h"
 
+// Note [One set of threads with oneDNN]
+// oneDNN (Debian's build) runs its primitives on OpenMP threads (libgomp, which libdnnl loads), and
+// libgomp's threads spin for a while after each parallel region before they sleep (about 300,000 spins,
+// milliseconds, unless OMP_WAIT_POLICY=passive is set before the process starts). Kernels on a separate
+// set of threads then competed with the spinning ones for the cores: on a 2-core machine the main job
+// (examples/fashion_mnist, --graph) trained an epoch's first 16,384 images in 10.3 s, and in 6.5 s with
+// OMP_WAIT_POLICY=passive. So where libgomp is in the process, ParallelFor runs its chunks as a libgomp
+// parallel region (GOMP_parallel, what GCC compiles `#pragma omp parallel` to), on the threads oneDNN
+// uses, and the pool keeps no threads of its own (it starts and stops them once, to fail as a status
+// where the system would refuse them: libgomp ends the process when it cannot start a thread, for
+// oneDNN's primitives as for these chunks). Weak references reach libgomp without linking OpenMP into
+// oneflow_c; without it (and under ThreadSanitizer, which does not see libgomp's synchronisation) the
+// pool runs its own std::threads.
+extern "C" __attribute__((weak)) void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads,
+                                                    unsigned flags);
+
 namespace oneflow {
 namespace {
 thread_local bool t_inside_parallel_for = false;
+
+bool OnOpenMpThreads() {
+#if defined(__SANITIZE_THREAD__)
+  return false;
+#else
+  return GOMP_parallel != nullptr;
+#endif
+}
 }  // namespace
 
 struct ThreadPool::Job {
@@ -23,6 +47,10 @@ struct ThreadPool::Job {
 ThreadPool::ThreadPool(int32_t num_threads) {
   OF_CHECK_GE(num_threads, 0) << "num_threads must not be negative";
   if (num_threads == 0) num_threads = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  num_threads_ = num_threads;
+  // The workers start even where the chunks will run on OpenMP's threads (Note [One set of threads with
+  // oneDNN]), and stop again below: a pool the system cannot give its threads then fails here, as a
+  // status, rather than in libgomp, which ends the process when it cannot start a thread.
   workers_.reserve(static_cast<size_t>(num_threads - 1));
   try {
     for (int32_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -34,6 +62,7 @@ ThreadPool::ThreadPool(int32_t num_threads) {
     OF_THROW(ResourceExhausted) << "could not start thread " << started + 1 << " of the " << num_threads - 1
                                 << " worker threads asked for (num_threads " << num_threads << "): " << e.what();
   }
+  if (OnOpenMpThreads()) StopWorkers();
 }
 
 ThreadPool::~ThreadPool() { StopWorkers(); }
@@ -107,6 +136,11 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(
   job.fn = &fn;
   job.n = n;
   job.chunk = std::max(grain, chunks_of(threads));
+  if (OnOpenMpThreads()) {
+    GOMP_parallel([](void* data) { RunChunks(*static_cast<Job*>(data)); }, &job, static_cast<unsigned>(threads), 0);
+    if (job.error) std::rethrow_exception(job.error);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &job;

@@ -4,6 +4,9 @@
 // returning when all are done. It is safe to call from several threads: while one call owns the
 // workers, a concurrent or nested call runs its loop inline on its own thread, so nothing deadlocks.
 // The first exception a chunk throws is rethrown to the caller (the other chunks still finish).
+// Where libgomp (oneDNN's OpenMP runtime) is loaded, the chunks run on its threads, the ones oneDNN's
+// primitives run on, and the pool keeps none of its own (Note [One set of threads with oneDNN] in
+// thread_pool.cpp).
 #pragma once
 
 #include <condition_variable>
@@ -25,7 +28,7 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int32_t num_threads() const { return static_cast<int32_t>(workers_.size()) + 1; }
+  int32_t num_threads() const { return num_threads_; }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least `grain` long (but the
   // last), so that work below `grain` elements never pays for a thread hand-off.
@@ -37,7 +40,8 @@ class ThreadPool {
   void StopWorkers();  // wakes, stops and joins every worker
   static void RunChunks(Job& job);
 
-  std::vector<std::thread> workers_;
+  int32_t num_threads_ = 1;
+  std::vector<std::thread> workers_;  // none where the chunks run on OpenMP threads
   std::mutex job_mutex_;  // held by the call that owns the workers
   std::mutex mutex_;      // guards the fields below
   std::condition_variable work_ready_;
