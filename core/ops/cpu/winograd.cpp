@@ -329,6 +329,17 @@ OF_AVX2 void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64
 
 // ---- passes -----------------------------------------------------------------------------------------
 
+// TransformWeights over all rows, on the pool: u[16][a][b] as TransformWeights describes.
+std::unique_ptr<float[]> TransformedWeights(const float* weight, int64_t o, int64_t c, bool backward_data,
+                                            ThreadPool& pool) {
+  std::unique_ptr<float[]> u(new float[kPositions * o * c]);
+  const int64_t rows = backward_data ? o : c, columns = backward_data ? c : o;
+  pool.ParallelFor(rows, WeightRowsPerChunk(columns), [&](int64_t begin, int64_t end) {
+    TransformWeights(weight, o, c, backward_data, begin, end, u.get());
+  });
+  return u;
+}
+
 // out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias).
 void RunForward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
   const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
@@ -363,18 +374,12 @@ bool WinogradRuns(const Winograd3x3& s) {
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool& pool) {
-  const std::unique_ptr<float[]> u(new float[kPositions * s.c * s.o]);
-  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
-    TransformWeights(w, s.o, s.c, /*backward_data=*/false, begin, end, u.get());
-  });
+  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, pool);
   RunForward({s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}, x, u.get(), bias, y, pool);
 }
 
 void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
-  const std::unique_ptr<float[]> u(new float[kPositions * s.c * s.o]);
-  pool.ParallelFor(s.o, WeightRowsPerChunk(s.c), [&](int64_t begin, int64_t end) {
-    TransformWeights(w, s.o, s.c, /*backward_data=*/true, begin, end, u.get());
-  });
+  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, pool);
   // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
   RunForward({s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left}, dy, u.get(), nullptr, dx, pool);
 }
