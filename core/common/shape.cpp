@@ -1,6 +1,7 @@
 #include "core/common/shape.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/common/error.h"
 
@@ -74,7 +75,11 @@ std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   int64_t stride = 1;
   for (int64_t i = shape.ndim() - 1; i >= 0; --i) {
     strides[static_cast<size_t>(i)] = stride;
-    stride *= std::max<int64_t>(shape[i].value(), 1);
+    // Only an empty shape (a zero dim elsewhere) has dims whose product passes int64: its strides
+    // address nothing, and they stop at INT64_MAX.
+    if (__builtin_mul_overflow(stride, std::max<int64_t>(shape[i].value(), 1), &stride)) {
+      stride = std::numeric_limits<int64_t>::max();
+    }
   }
   return strides;
 }

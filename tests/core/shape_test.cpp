@@ -1,9 +1,10 @@
 // Shape and the shared shape functions over symbolic dims.
 #include "core/common/shape.h"
 
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
 
 #include "tests/core/test_util.h"
 
@@ -111,6 +112,11 @@ TEST(Shape, ContiguousStrides) {
   EXPECT_EQ(ContiguousStrides(Shape{4, 1, 3}), (std::vector<int64_t>{3, 3, 1}));
   // A zero dim counts as 1 for the strides of the dims before it (as PyTorch does).
   EXPECT_EQ(ContiguousStrides(Shape{2, 0, 3}), (std::vector<int64_t>{3, 3, 1}));
+  // An empty shape whose other dims multiply past int64 (a fuzz_ops finding, through of_view): the
+  // strides that would overflow stop at INT64_MAX.
+  const int64_t big = int64_t{1} << 62, max = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(ContiguousStrides(Shape{0, 5, big, 2}), (std::vector<int64_t>{max, max, 2, 1}));
+  EXPECT_EQ(ContiguousStrides(Shape{0, big, 2}), (std::vector<int64_t>{max, 2, 1}));
   ExpectError([] { ContiguousStrides(Shape{2, kU}); }, StatusCode::kInvalidArgument, "?");
 }
 
