@@ -27,6 +27,9 @@ template <typename Managed>
 Managed* MakeExport(const of_tensor_t* handle) {
   TensorPtr t = capi::Borrow(handle, "tensor");
   CheckEager(*t, "tensor");
+  // The kernels writing it may still be queued (Note [One stream per CUDA device]); the consumer's stream
+  // is not known, so wait for them.
+  if (t->device().type != DeviceType::kCPU) GetBackend(t->device()).Synchronize();
   auto e = std::make_unique<Export<Managed>>();
   for (int64_t d = 0; d < t->ndim(); ++d) e->shape.push_back(t->shape()[d].value());
   e->strides = t->strides();

@@ -1,13 +1,13 @@
 #include "core/device/device.h"
 
 #include "core/common/error.h"
+#ifdef OF_WITH_CUDA
+#include "core/device/cuda_backend.h"
+#endif
 
 namespace oneflow {
 
 Backend& CpuBackend();  // cpu_backend.cpp
-#ifdef OF_WITH_CUDA
-Backend& CudaBackendFor(Device device);  // cuda_backend.cpp
-#endif
 
 Device Device::FromRaw(int32_t type, int32_t index) {
   OF_CHECK(type == static_cast<int32_t>(DeviceType::kCPU) || type == static_cast<int32_t>(DeviceType::kCUDA))
@@ -37,6 +37,10 @@ void Allocator::RecordAllocate(size_t nbytes) {
   size_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
+}
+
+void Backend::CopyStrided(const StridedCopy&) {
+  OF_THROW(Unimplemented) << "strided copies on " << device() << " are not implemented";
 }
 
 bool BuiltWithCuda() {

@@ -1,7 +1,8 @@
 // Devices and the backend interface every device implements.
 //
-// A Backend owns a device's allocator and copy routines (streams are to come). Kernels are not the
-// backend's: each op lists its kernels per device in its registry entry (core/op/op_registry.h).
+// A Backend owns a device's allocator and copy routines. Kernels are not the backend's: each op lists its
+// kernels per device in its registry entry (core/op/op_registry.h), a backend's kernels being added there
+// from the backend's own files (OpRegistry::AddKernel; the CUDA ones from core/ops/cuda/).
 // Backends are process-wide and live until the process ends; GetBackend() finds one by Device.
 // The CPU backend is always built; a CUDA backend is built when CMake finds nvcc (OF_WITH_CUDA) and
 // registers itself the same way. Asking for a device this build cannot serve is an Unavailable error.
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -71,6 +73,15 @@ class Allocator {
   std::atomic<uint64_t> out_of_memory_{0};
 };
 
+// A copy of sizes[0] x ... x sizes[n-1] elements of element_size bytes each between two strided layouts,
+// strides in elements (core/tensor/copy.cpp coalesces a tensor's dims into these).
+struct StridedCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  int64_t element_size = 0;
+  std::vector<int64_t> sizes, src_strides, dst_strides;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -81,6 +92,9 @@ class Backend {
   virtual void CopyToHost(void* host_dst, const void* device_src, size_t nbytes) = 0;
   // Copies within this device's memory; blocks until the copy is done.
   virtual void Copy(void* dst, const void* src, size_t nbytes) = 0;
+  // Copies the elements of one strided layout into another, both in this device's memory (ordered after
+  // the work queued before it). The CPU's is core/tensor/copy.cpp's loop, so this one serves other devices.
+  virtual void CopyStrided(const StridedCopy& copy);
   // Waits for all work queued on this device.
   virtual void Synchronize() {}
 };

@@ -16,6 +16,8 @@
 #include <thread>
 #include <variant>
 
+#include "core/device/cuda_backend.h"
+
 namespace oneflow::dist {
 namespace {
 
@@ -152,6 +154,8 @@ struct NcclCommunicator::State {
   void Run(std::chrono::milliseconds timeout, std::string_view what, Enqueue enqueue) {
     if (comm == nullptr) throw std::runtime_error(fmt::format("{}: the NCCL communicator was aborted", what));
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // NCCL's stream does not wait for the kernels that wrote the buffers (Note [One stream per CUDA device]).
+    CudaBackendFor(Device{DeviceType::kCUDA, device}).Synchronize();
     SetDevice(device);
     Check(enqueue(), what);
     Poll(what, deadline, timeout, [&] {

@@ -6,6 +6,15 @@
 #include "core/ops/register.h"
 
 namespace oneflow {
+namespace {
+
+// The first def whose name is not less than `name` (defs are sorted by name).
+auto LowerBound(const std::vector<std::unique_ptr<OpDef>>& defs, std::string_view name) {
+  return std::lower_bound(defs.begin(), defs.end(), name,
+                          [](const std::unique_ptr<OpDef>& d, std::string_view n) { return d->name < n; });
+}
+
+}  // namespace
 
 bool OpDef::IsOptionalInput(size_t i) const {
   if (i >= inputs.size()) return false;
@@ -47,6 +56,9 @@ OpRegistry& OpRegistry::Global() {
     RegisterConvolutionOps(*r);
     RegisterResampleOps(*r);
     RegisterCollectiveOps(*r);
+#ifdef OF_WITH_CUDA
+    RegisterCudaKernels(*r);  // after every op it adds kernels to
+#endif
     return r;
   }();
   return *registry;
@@ -56,14 +68,20 @@ void OpRegistry::Register(OpDef def) {
   OF_CHECK_INTERNAL(Find(def.name) == nullptr) << "op '" << def.name << "' is registered twice";
   OF_CHECK_INTERNAL(def.infer != nullptr) << "op '" << def.name << "' has no shape inference";
   OF_CHECK_INTERNAL(def.view != nullptr || !def.kernels.empty()) << "op '" << def.name << "' has no kernel";
-  auto it = std::lower_bound(defs_.begin(), defs_.end(), def.name,
-                             [](const std::unique_ptr<OpDef>& d, const std::string& n) { return d->name < n; });
-  defs_.insert(it, std::make_unique<OpDef>(std::move(def)));
+  const auto position = LowerBound(defs_, def.name);  // before def is moved from
+  defs_.insert(position, std::make_unique<OpDef>(std::move(def)));
+}
+
+void OpRegistry::AddKernel(std::string_view op, KernelDef kernel) {
+  auto it = LowerBound(defs_, op);
+  OF_CHECK_INTERNAL(it != defs_.end() && (*it)->name == op)
+      << "a kernel for op '" << op << "', which is not registered";
+  OF_CHECK_INTERNAL((*it)->view == nullptr) << "a kernel for the view op '" << op << "'";
+  (*it)->kernels.push_back(std::move(kernel));
 }
 
 const OpDef* OpRegistry::Find(std::string_view name) const {
-  auto it = std::lower_bound(defs_.begin(), defs_.end(), name,
-                             [](const std::unique_ptr<OpDef>& d, std::string_view n) { return d->name < n; });
+  auto it = LowerBound(defs_, name);
   return it != defs_.end() && (*it)->name == name ? it->get() : nullptr;
 }
 

@@ -163,6 +163,9 @@ class OpRegistry {
   static OpRegistry& Global();
   // AlreadyExists for a name that is taken. Only during registration.
   void Register(OpDef def);
+  // Adds a kernel to the registered op `op`: how a backend brings its kernels from its own files (the CUDA
+  // ones: core/ops/cuda/), without editing the op's definition. Only during registration.
+  void AddKernel(std::string_view op, KernelDef kernel);
   // NotFound for an unknown name.
   const OpDef& Get(std::string_view name) const;
   const OpDef* Find(std::string_view name) const;

@@ -47,24 +47,16 @@ const OpcodeInfo& Info(FusedOpcode code) {
   return kOpcodes[static_cast<size_t>(c)];
 }
 
-// ---- programs -------------------------------------------------------------------------------------
-// Programs may reuse registers, so instructions are decoded into values: value v < num_inputs is input
-// v, value num_inputs + i is the result of instruction i.
-struct Step {
-  FusedOpcode code;
-  int64_t a, b;  // values; b = -1 for unary opcodes
-};
-struct Decoded {
-  int64_t num_inputs;
-  std::vector<Step> steps;  // the result is the last step's value
-};
+using Step = FusedStep;
+using Decoded = FusedProgram;
 
 std::string InputRegisters(int64_t num_inputs) {
   return num_inputs == 1 ? "register 0 is the input" : fmt::format("registers 0..{} are the inputs", num_inputs - 1);
 }
 
-// Validates a program for `num_inputs` inputs (InvalidArgument naming the instruction otherwise).
-Decoded Decode(const std::vector<int64_t>& program, int64_t num_inputs) {
+}  // namespace
+
+Decoded DecodeFusedProgram(const std::vector<int64_t>& program, int64_t num_inputs) {
   OF_CHECK(!program.empty()) << "program is empty; it needs at least one instruction {opcode, dst, a, b}";
   OF_CHECK(program.size() % 4 == 0) << "program has " << program.size()
                                     << " values, not a multiple of 4 (each instruction is {opcode, dst, a, b})";
@@ -103,6 +95,8 @@ Decoded Decode(const std::vector<int64_t>& program, int64_t num_inputs) {
   }
   return d;
 }
+
+namespace {
 
 // ---- element loops --------------------------------------------------------------------------------
 // Element functions are the registered ops' own expressions (core/ops/elementwise.cpp, unary.cpp), so
@@ -190,7 +184,7 @@ struct BlockStep {
 
 template <typename T>
 void FusedElementwiseKernel(KernelContext& ctx) {
-  const Decoded prog = Decode(ctx.attrs.Ints("program"), static_cast<int64_t>(ctx.inputs.size()));
+  const Decoded prog = DecodeFusedProgram(ctx.attrs.Ints("program"), static_cast<int64_t>(ctx.inputs.size()));
   const Tensor& out = ctx.out(0);
   const int64_t n = out.numel();
   if (n == 0) return;
@@ -329,7 +323,7 @@ std::vector<TensorMeta> InferFusedElementwise(std::span<const TensorMeta> in, co
                                          << "; the inputs must have one dtype";
   }
   OF_CHECK(in[0].dtype->is_floating_point()) << "the inputs must have a floating dtype, got " << in[0].dtype;
-  Decode(attrs.Ints("program"), static_cast<int64_t>(in.size()));
+  DecodeFusedProgram(attrs.Ints("program"), static_cast<int64_t>(in.size()));
   const TensorMeta* full = nullptr;  // the first input that is not one element
   size_t full_index = 0;
   for (size_t i = 0; i < in.size(); ++i) {

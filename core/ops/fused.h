@@ -63,6 +63,19 @@ int FusedOpcodeArity(FusedOpcode code);
 // The registered op's name ("add", "relu_backward").
 const char* FusedOpcodeName(FusedOpcode code);
 
+// A fused_elementwise program decoded: programs may reuse registers, so instructions become values: value
+// v < num_inputs is input v, value num_inputs + i is the result of step i.
+struct FusedStep {
+  FusedOpcode code;
+  int64_t a, b;  // values; b = -1 for unary opcodes
+};
+struct FusedProgram {
+  int64_t num_inputs;
+  std::vector<FusedStep> steps;  // the result is the last step's value
+};
+// Validates `program` for `num_inputs` inputs (InvalidArgument naming the instruction otherwise).
+FusedProgram DecodeFusedProgram(const std::vector<int64_t>& program, int64_t num_inputs);
+
 namespace ops {
 
 // fused_elementwise over `inputs` (see above).

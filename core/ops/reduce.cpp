@@ -191,17 +191,6 @@ std::vector<TensorMeta> InferSumToShape(std::span<const TensorMeta> in, const At
   return {{in[0].dtype, target, in[0].device}};
 }
 
-// The dims of `like` (ndim) that broadcast_like inserts: attr "dims" normalised, checked for repeats.
-std::vector<bool> InsertedMask(int64_t ndim, const std::vector<int64_t>& dims) {
-  std::vector<bool> mask(static_cast<size_t>(ndim), false);
-  for (int64_t d : dims) {
-    const int64_t a = NormalizeAxis(d, ndim, "inserted dim");
-    OF_CHECK(!mask[static_cast<size_t>(a)]) << "inserted dim " << d << " appears more than once";
-    mask[static_cast<size_t>(a)] = true;
-  }
-  return mask;
-}
-
 // broadcast_like(y, like): y broadcast to like's shape, with size-1 dims inserted at `dims` first.
 std::vector<TensorMeta> InferBroadcastLike(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape &ys = in[0].shape, &ls = in[1].shape;
@@ -281,11 +270,7 @@ void ReduceKernel(KernelContext& ctx) {
 
 void SumToShapeKernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  const Shape& target = ctx.out(0).shape();
-  const int64_t lead = x.ndim() - target.ndim();
-  std::vector<bool> mask(static_cast<size_t>(x.ndim()));
-  for (int64_t d = 0; d < x.ndim(); ++d) mask[static_cast<size_t>(d)] = d < lead || target[d - lead] == 1;
-  const ReducePlan plan = MakeReducePlan(x, mask);
+  const ReducePlan plan = MakeReducePlan(x, SumToShapeMask(x.shape(), ctx.out(0).shape()));
   VisitDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_arithmetic_v<T>) RunReduce(plan, x.data<const T>(), ctx.out(0).data<T>(), SumReducer<T>(), ctx.pool);
@@ -297,16 +282,8 @@ void BroadcastLikeKernel(KernelContext& ctx) {
   const Tensor& y = ctx.in(0);
   const Tensor& out = ctx.out(0);
   const Shape& shape = out.shape();
-  const std::vector<bool> inserted = InsertedMask(shape.ndim(), ctx.attrs.Ints("dims"));
-  std::vector<int64_t> src(static_cast<size_t>(shape.ndim()), 0);
-  for (int64_t d = 0, j = 0; d < shape.ndim(); ++d) {
-    if (inserted[static_cast<size_t>(d)]) continue;
-    if (y.shape()[j] != 1) src[static_cast<size_t>(d)] = y.strides()[static_cast<size_t>(j)];
-    ++j;
-  }
-  const double scale = ctx.attrs.Bool("mean") && out.numel() > 0
-                           ? static_cast<double>(y.numel()) / static_cast<double>(out.numel())
-                           : 1.0;
+  const std::vector<int64_t> src = BroadcastLikeStrides(y, shape, ctx.attrs.Ints("dims"));
+  const double scale = BroadcastLikeScale(y, out, ctx.attrs);
   VisitDType(y.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {

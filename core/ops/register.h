@@ -21,6 +21,8 @@ void RegisterScanOps(OpRegistry& registry);         // core/ops/scan.cpp: cumsum
 void RegisterNormalizationOps(OpRegistry& registry);  // core/ops/normalization.cpp: layer/group/instance norm
 void RegisterMathOps(OpRegistry& registry);         // core/ops/math_unary.cpp, math_binary.cpp
 void RegisterConvolutionOps(OpRegistry& registry);  // core/ops/dnnl/conv_transpose.cpp: conv_transpose2d
-void RegisterResampleOps(OpRegistry& registry);
-void RegisterCollectiveOps(OpRegistry& registry);   // core/dist/collective_ops.cpp: all_reduce, broadcast, all_gather     // core/ops/pad.cpp, resample.cpp: pad, interpolate, pixel_shuffle
+void RegisterResampleOps(OpRegistry& registry);     // core/ops/pad.cpp, resample.cpp: pad, interpolate, pixel_shuffle
+void RegisterCollectiveOps(OpRegistry& registry);   // core/dist/collective_ops.cpp: all_reduce, broadcast, all_gather
+// The CUDA backend's kernels for ops registered above (core/ops/cuda/; builds with OF_WITH_CUDA).
+void RegisterCudaKernels(OpRegistry& registry);
 }  // namespace oneflow

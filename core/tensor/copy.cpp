@@ -61,10 +61,15 @@ void CopyRun(char* d, int64_t dst_step, const char* s, int64_t src_step, int64_t
 
 void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
   OF_CHECK_INTERNAL(src.shape() == dst.shape() && src.dtype() == dst.dtype()) << "CopyStrided mismatch";
-  OF_CHECK_INTERNAL(src.device().type == DeviceType::kCPU && dst.device().type == DeviceType::kCPU) << "CPU only";
+  OF_CHECK_INTERNAL(src.device() == dst.device()) << "CopyStrided between " << src.device() << " and " << dst.device();
   if (src.numel() == 0) return;
   const Layout l = Coalesce(src, dst);
   const auto esize = static_cast<int64_t>(src.dtype()->bytes());
+  if (src.device().type != DeviceType::kCPU) {
+    GetBackend(src.device())
+        .CopyStrided(StridedCopy{dst.raw_data(), src.raw_data(), esize, l.sizes, l.src_strides, l.dst_strides});
+    return;
+  }
   const char* s = static_cast<const char*>(src.raw_data());
   char* d = static_cast<char*>(dst.raw_data());
   const int64_t nd = static_cast<int64_t>(l.sizes.size());

@@ -6,17 +6,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "core/tensor/copy.h"
 
 namespace oneflow::test {
 namespace {
 std::mutex ledger_mutex;
-std::set<std::pair<std::string, DataType>>& Ledger() {
-  static std::set<std::pair<std::string, DataType>> ledger;
+std::set<std::tuple<std::string, DataType, DeviceType>>& Ledger() {
+  static std::set<std::tuple<std::string, DataType, DeviceType>> ledger;
   return ledger;
 }
 
@@ -28,23 +31,47 @@ double ReadAt(const Tensor& t, int64_t offset) {
 }
 }  // namespace
 
-void MarkCovered(const std::string& name, Symbol<DType> dtype) {
+void MarkCovered(const std::string& name, Symbol<DType> dtype, DeviceType device) {
   std::lock_guard<std::mutex> lock(ledger_mutex);
-  Ledger().emplace(name, dtype->data_type());
+  Ledger().emplace(name, dtype->data_type(), device);
 }
 
-// Every (op, kernel dtype) of the registry that no test marked; used by op_tests_main.cpp.
-std::vector<std::string> UncoveredOps() {
+// Every (op, kernel dtype) of `device`'s kernels in the registry that no test marked (CPU: view ops too);
+// used by op_tests_main.cpp and tests/device/cuda_ops_test.cpp.
+std::vector<std::string> UncoveredOps(DeviceType device) {
   std::vector<std::string> missing;
   for (const OpDef* op : OpRegistry::Global().All()) {
     std::set<DataType> dtypes;
-    for (const KernelDef& k : op->kernels) dtypes.insert(k.dtypes.begin(), k.dtypes.end());
-    if (op->view != nullptr && dtypes.empty()) dtypes = {DataType::kFloat32};
+    for (const KernelDef& k : op->kernels) {
+      if (k.device == device) dtypes.insert(k.dtypes.begin(), k.dtypes.end());
+    }
+    if (op->view != nullptr && device == DeviceType::kCPU && dtypes.empty()) dtypes = {DataType::kFloat32};
     for (DataType d : dtypes) {
-      if (!Ledger().count({op->name, d})) missing.push_back(op->name + " x " + std::string(DType::Get(d)->name()));
+      if (!Ledger().count({op->name, d, device})) {
+        missing.push_back(op->name + " x " + std::string(DType::Get(d)->name()));
+      }
     }
   }
   return missing;
+}
+
+int RunConformanceTests(int argc, char** argv, DeviceType device) {
+  bool filtered = false;
+  for (int i = 1; i < argc; ++i) filtered |= std::strncmp(argv[i], "--gtest_filter", 14) == 0;
+  testing::InitGoogleTest(&argc, argv);
+  int rc = RUN_ALL_TESTS();
+  if (!filtered) {
+    const std::vector<std::string> missing = UncoveredOps(device);
+    const Device where{device, 0};
+    for (const std::string& m : missing)
+      std::fprintf(stderr, "conformance: no %s test for %s\n", where.ToString().c_str(), m.c_str());
+    if (!missing.empty()) {
+      std::fprintf(stderr, "conformance: %zu op x dtype pairs of the %s kernels are not covered\n", missing.size(),
+                   where.ToString().c_str());
+      rc = 1;
+    }
+  }
+  return rc;
 }
 
 const std::vector<Symbol<DType>>& FloatingDTypes() {

@@ -17,8 +17,14 @@
 
 namespace oneflow::test {
 
-// Records that op `name` was checked against a reference with inputs of `dtype` (the kernel's dtype).
-void MarkCovered(const std::string& name, Symbol<DType> dtype);
+// Records that op `name`'s kernel on `device` was checked against a reference with inputs of `dtype` (the
+// kernel's dtype).
+void MarkCovered(const std::string& name, Symbol<DType> dtype, DeviceType device = DeviceType::kCPU);
+// Every "op x dtype" of `device`'s kernels that no test marked.
+std::vector<std::string> UncoveredOps(DeviceType device);
+// A conformance binary's main: runs every test, then (unless --gtest_filter chose some, when the ledger
+// cannot be complete) fails the run if some op x dtype of `device`'s kernels was not covered.
+int RunConformanceTests(int argc, char** argv, DeviceType device);
 
 // float16, bfloat16, float32, float64: the kernel dtypes of every floating op (Note [Half precision in
 // float32]).

@@ -378,7 +378,9 @@ struct DLManagedTensorVersioned;
  * 0, as PyTorch exports), strides are always given (in elements; views keep theirs, 0 for expanded
  * dims), device_type/device_id are the tensor's device (OF_DEVICE_* are DLPack's values); flags has
  * DLPACK_FLAG_BITMASK_READ_ONLY for a tensor imported read-only, else 0 (never IS_COPIED: there is no
- * copy). FAILED_PRECONDITION for a lazy tensor. Thread-safe as a tensor read. */
+ * copy). A CUDA tensor's device work is finished first (its device's stream is synchronised), so the
+ * consumer may read it from any stream. FAILED_PRECONDITION for a lazy tensor. Thread-safe as a tensor
+ * read. */
 OF_API of_status_t* of_tensor_to_dlpack(const of_tensor_t* tensor, struct DLManagedTensorVersioned** out_managed);
 /* The same as a legacy DLManagedTensor. FAILED_PRECONDITION for a read-only tensor, which the
  * legacy struct cannot mark read-only (export it with of_tensor_to_dlpack). */

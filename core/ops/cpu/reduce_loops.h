@@ -14,6 +14,7 @@
 
 #include "core/common/shape.h"
 #include "core/device/thread_pool.h"
+#include "core/op/attrs.h"
 #include "core/tensor/tensor.h"
 
 namespace oneflow::cpu::reduce {
@@ -30,6 +31,43 @@ inline std::vector<bool> ReducedMask(int64_t ndim, const std::vector<int64_t>& d
   std::vector<bool> mask(static_cast<size_t>(ndim), dims.empty());
   for (int64_t d : dims) mask[static_cast<size_t>(NormalizeAxis(d, ndim, "reduction dim"))] = true;
   return mask;
+}
+
+// Which of x's dims sum_to_shape sums to reach `target` (x's shape broadcast from it): the leading dims x has
+// beyond target's, and those where target has size 1.
+inline std::vector<bool> SumToShapeMask(const Shape& x, const Shape& target) {
+  const int64_t lead = x.ndim() - target.ndim();
+  std::vector<bool> mask(static_cast<size_t>(x.ndim()));
+  for (int64_t d = 0; d < x.ndim(); ++d) mask[static_cast<size_t>(d)] = d < lead || target[d - lead] == 1;
+  return mask;
+}
+
+// The dims of `like` (ndim) that broadcast_like inserts: attr "dims" normalised, checked for repeats.
+inline std::vector<bool> InsertedMask(int64_t ndim, const std::vector<int64_t>& dims) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), false);
+  for (int64_t d : dims) {
+    const int64_t a = NormalizeAxis(d, ndim, "inserted dim");
+    OF_CHECK(!mask[static_cast<size_t>(a)]) << "inserted dim " << d << " appears more than once";
+    mask[static_cast<size_t>(a)] = true;
+  }
+  return mask;
+}
+
+// broadcast_like's kernels (CPU and CUDA): y's strides over the output's dims (0 where inserted or broadcast)
+// and the factor the output is multiplied by (1 / the broadcast factor for "mean", else 1).
+inline std::vector<int64_t> BroadcastLikeStrides(const Tensor& y, const Shape& out, const std::vector<int64_t>& dims) {
+  const std::vector<bool> inserted = InsertedMask(out.ndim(), dims);
+  std::vector<int64_t> src(static_cast<size_t>(out.ndim()), 0);
+  for (int64_t d = 0, j = 0; d < out.ndim(); ++d) {
+    if (inserted[static_cast<size_t>(d)]) continue;
+    if (y.shape()[j] != 1) src[static_cast<size_t>(d)] = y.strides()[static_cast<size_t>(j)];
+    ++j;
+  }
+  return src;
+}
+inline double BroadcastLikeScale(const Tensor& y, const Tensor& out, const Attrs& attrs) {
+  return attrs.Bool("mean") && out.numel() > 0 ? static_cast<double>(y.numel()) / static_cast<double>(out.numel())
+                                               : 1.0;
 }
 
 // Reduced dims of `shape` whose size is known to be 0 make max/min/argmax undefined.

@@ -1,0 +1,62 @@
+// The CUDA kernels' launchers: what the .cu files of this folder export to the C++ code that registers and
+// calls them (register.cpp, core/device/cuda_backend.cpp). Plain types only, so that nvcc compiles the .cu
+// files without the engine's headers; each launcher queues its kernel on `stream` and returns at once (the
+// caller checks cudaGetLastError).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace oneflow::cuda {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kMaxOperands = 8;  // inputs of one elementwise kernel
+inline constexpr int kMaxSteps = 32;    // instructions of one fused program
+
+// The floating dtypes of the elementwise kernels (float16 and bfloat16 compute in float, as on the CPU).
+enum class Floating : int32_t { kFloat32, kFloat64, kFloat16, kBFloat16 };
+
+// y = scale * program(x[0], ..., x[num_inputs - 1]) at every element of y (scale in y's compute type), for a program of
+// fused_elementwise's opcodes (core/ops/fused.h) decoded into values: value v < num_inputs is input v, value num_inputs
+// + i is step i's result, the last step's is y's. Every operand is addressed through y's index: strides[k] are operand
+// k's strides over y's dims (in elements; 0 where it is broadcast), k = 0 being y itself.
+struct ElementwiseArgs {
+  int32_t ndim = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t numel = 0;
+  int32_t num_inputs = 0;
+  int32_t num_steps = 0;
+  int32_t step_code[kMaxSteps] = {};
+  int32_t step_a[kMaxSteps] = {};
+  int32_t step_b[kMaxSteps] = {};  // -1 for unary opcodes
+  int64_t strides[kMaxOperands + 1][kMaxDims] = {};
+  bool dense[kMaxOperands + 1] = {};  // operand k is laid out as y's row-major index (no index arithmetic)
+  void* out = nullptr;
+  const void* in[kMaxOperands] = {};
+  double scale = 1;
+};
+void LaunchElementwise(Floating dtype, const ElementwiseArgs& args, cudaStream_t stream);
+
+// Reductions of x over some of its dims, one output element per combination of the kept dims (row-major,
+// y contiguous): the kept and the reduced dims each as sizes and x's strides. Sums accumulate in double.
+// kArgmax writes int64 indices (row-major over the reduced dims; the first maximum, or the first NaN);
+// kVar / kStd divide the squared deviations by `denominator` (n - correction, at least 0).
+enum class ReduceKind : int32_t { kSum, kMean, kMax, kMin, kArgmax, kVar, kStd };
+struct ReduceArgs {
+  int32_t kept_ndim = 0, reduced_ndim = 0;
+  int64_t kept_sizes[kMaxDims] = {}, kept_strides[kMaxDims] = {};
+  int64_t reduced_sizes[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
+  int64_t num_outputs = 0, num_reduced = 0;
+  double denominator = 0;
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+void LaunchReduce(ReduceKind kind, Floating dtype, const ReduceArgs& args, cudaStream_t stream);
+
+// Copies sizes[0] x ... x sizes[ndim - 1] elements of element_size (1, 2, 4 or 8) bytes between two strided
+// layouts (strides in elements); ndim <= kMaxDims.
+void LaunchStridedCopy(void* dst, const void* src, int64_t element_size, int32_t ndim, const int64_t* sizes,
+                       const int64_t* src_strides, const int64_t* dst_strides, cudaStream_t stream);
+
+}  // namespace oneflow::cuda

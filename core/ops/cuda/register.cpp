@@ -1,0 +1,45 @@
+// The CUDA backend's kernels, added to the ops the op families registered (OpRegistry::AddKernel), so that no
+// op's definition names a backend. Each family's *_kernels.cpp turns a KernelContext into the arguments of
+// the launchers in its .cu files (launch.h), which nvcc compiles without the engine's headers.
+#include "core/ops/register.h"
+
+#include "core/ops/cuda/cuda_kernel.h"
+
+namespace oneflow {
+namespace cuda {
+
+Floating FloatingOf(Symbol<DType> dtype) {
+  switch (dtype->data_type()) {
+    case DataType::kFloat32:
+      return Floating::kFloat32;
+    case DataType::kFloat64:
+      return Floating::kFloat64;
+    case DataType::kFloat16:
+      return Floating::kFloat16;
+    case DataType::kBFloat16:
+      return Floating::kBFloat16;
+    default:
+      OF_THROW(Internal) << "no CUDA floating type for " << dtype;
+  }
+}
+
+cudaStream_t StreamFor(Device device) {
+  CudaBackend& backend = CudaBackendFor(device);
+  backend.MakeCurrent();
+  return backend.stream();
+}
+
+void CheckLaunch(std::string_view what, Device device) { CheckCuda(cudaGetLastError(), what, device); }
+
+std::string_view OpName(const KernelContext& ctx) {
+  return ctx.op != nullptr ? std::string_view(ctx.op->name) : std::string_view("a CUDA kernel");
+}
+
+}  // namespace cuda
+
+void RegisterCudaKernels(OpRegistry& registry) {
+  cuda::RegisterElementwiseKernels(registry);
+  cuda::RegisterReduceKernels(registry);
+}
+
+}  // namespace oneflow
