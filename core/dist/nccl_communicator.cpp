@@ -7,7 +7,6 @@
 #ifdef OF_WITH_CUDA
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <gloo/rendezvous/store.h>
 #include <nccl.h>
 
@@ -17,6 +16,7 @@
 #include <variant>
 
 #include "core/device/cuda_backend.h"
+#include "core/device/dynamic_library.h"
 
 namespace oneflow::dist {
 namespace {
@@ -36,33 +36,27 @@ struct NcclApi {
 
 // The API, or why it could not be loaded.
 std::variant<NcclApi, std::string> LoadNccl() {
-  std::string why;
-  void* lib = nullptr;
   // The loader's search path first, then the CUDA toolkit this library was built with.
-  for (const char* name : {"libnccl.so.2", OF_CUDA_LIBRARY_DIR "/libnccl.so.2"}) {
-    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    why = dlerror();
-  }
-  if (lib == nullptr) {
-    return fmt::format("NCCL could not be loaded ({}): collectives on CUDA tensors need libnccl.so.2 (from the CUDA "
-                       "install; add its directory to LD_LIBRARY_PATH)", why);
+  DynamicLibrary lib({"libnccl.so.2", OF_CUDA_LIBRARY_DIR "/libnccl.so.2"});
+  if (!lib.loaded()) {
+    return fmt::format(
+        "NCCL could not be loaded ({}): collectives on CUDA tensors need libnccl.so.2 (from the CUDA "
+        "install; add its directory to LD_LIBRARY_PATH)",
+        lib.why());
   }
   NcclApi api{};
-  std::string missing;
-  auto bind = [&](auto& fn, const char* symbol) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-    if (fn == nullptr) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", symbol);
-  };
-  bind(api.GetUniqueId, "ncclGetUniqueId");
-  bind(api.CommInitRankConfig, "ncclCommInitRankConfig");
-  bind(api.CommGetAsyncError, "ncclCommGetAsyncError");
-  bind(api.CommAbort, "ncclCommAbort");
-  bind(api.GetErrorString, "ncclGetErrorString");
-  bind(api.GetLastError, "ncclGetLastError");
-  bind(api.AllReduce, "ncclAllReduce");
-  bind(api.Broadcast, "ncclBroadcast");
-  bind(api.AllGather, "ncclAllGather");
-  if (!missing.empty()) return fmt::format("the NCCL that was loaded lacks {} (NCCL 2.14 or newer is needed)", missing);
+  lib.Bind(api.GetUniqueId, "ncclGetUniqueId");
+  lib.Bind(api.CommInitRankConfig, "ncclCommInitRankConfig");
+  lib.Bind(api.CommGetAsyncError, "ncclCommGetAsyncError");
+  lib.Bind(api.CommAbort, "ncclCommAbort");
+  lib.Bind(api.GetErrorString, "ncclGetErrorString");
+  lib.Bind(api.GetLastError, "ncclGetLastError");
+  lib.Bind(api.AllReduce, "ncclAllReduce");
+  lib.Bind(api.Broadcast, "ncclBroadcast");
+  lib.Bind(api.AllGather, "ncclAllGather");
+  if (!lib.missing().empty()) {
+    return fmt::format("the NCCL that was loaded lacks {} (NCCL 2.14 or newer is needed)", lib.missing());
+  }
   return api;
 }
 

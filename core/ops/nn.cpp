@@ -7,6 +7,7 @@
 
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
+#include "core/ops/class_targets.h"
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/losses.h"
 #include "core/ops/ops.h"
@@ -248,36 +249,6 @@ std::vector<TensorMeta> InferLossBackward(std::span<const TensorMeta> in, const 
   return {in[1]};
 }
 
-// The samples of a loss call: sample r = (n, k) (k over d1 x ...) has its C class values at
-// base(r) + c * inner.
-struct LossShape {
-  int64_t n, c, inner;
-  ops::Reduction reduction;
-  int64_t ignore_index;
-  double total_weight;  // the weights of the targets that are not ignore_index (their count without weights)
-  int64_t samples() const { return n * inner; }
-  int64_t base(int64_t r) const { return (r / inner) * c * inner + r % inner; }
-};
-
-// Validates the targets (every one in [0, C) or ignore_index) and sums the weights of those not
-// ignored (weight null: counts them).
-template <typename T>
-LossShape CheckTargets(const Tensor& input, const Tensor& target, const T* weight, const Attrs& attrs) {
-  LossShape l{input.shape()[0].value(), input.shape()[1].value(), 1,
-              ops::ReductionFromName(attrs.Get<std::string>("reduction")), attrs.Int("ignore_index"), 0};
-  for (int64_t d = 2; d < input.ndim(); ++d) l.inner *= input.shape()[d].value();
-  const int64_t* t = target.data<const int64_t>();
-  for (int64_t i = 0; i < l.samples(); ++i) {
-    if (t[i] == l.ignore_index) continue;
-    if (t[i] < 0 || t[i] >= l.c) {
-      OF_THROW(InvalidArgument) << "target[" << i << "] = " << t[i] << " is out of range for " << l.c
-                                << " classes (expected 0.." << l.c - 1 << " or ignore_index " << l.ignore_index << ")";
-    }
-    l.total_weight += weight ? static_cast<double>(weight[t[i]]) : 1.0;
-  }
-  return l;
-}
-
 template <typename T>
 const T* WeightOf(const KernelContext& ctx, size_t i) {
   return i < ctx.inputs.size() && ctx.inputs[i] ? ctx.in(i).data<const T>() : nullptr;
@@ -313,7 +284,7 @@ void NllLossKernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const T* w = WeightOf<T>(ctx, 2);
-      const LossShape l = CheckTargets(lp, ctx.in(1), w, ctx.attrs);
+      const LossShape l = CheckTargets(lp.shape(), ctx.in(1).data<const int64_t>(), w, ctx.attrs);
       const T* p = lp.data<const T>();
       std::vector<double> rows(static_cast<size_t>(l.samples()));
       for (int64_t i = 0; i < l.samples(); ++i) {
@@ -334,7 +305,7 @@ void NllLossBackwardKernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const T* w = WeightOf<T>(ctx, 3);
-      const LossShape l = CheckTargets(lp, ctx.in(2), w, ctx.attrs);
+      const LossShape l = CheckTargets(lp.shape(), ctx.in(2).data<const int64_t>(), w, ctx.attrs);
       const T* dy = ctx.in(0).data<const T>();
       T* dx = ctx.out(0).data<T>();
       std::fill(dx, dx + lp.numel(), T(0));
@@ -375,7 +346,7 @@ void CrossEntropyKernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const T* w = WeightOf<T>(ctx, 2);
-      const LossShape l = CheckTargets(logits, ctx.in(1), w, ctx.attrs);
+      const LossShape l = CheckTargets(logits.shape(), ctx.in(1).data<const int64_t>(), w, ctx.attrs);
       const T* x = logits.data<const T>();
       std::vector<double> rows(static_cast<size_t>(l.samples()));
       ctx.pool.ParallelFor(l.samples(), std::max<int64_t>(1, kGrain / std::max<int64_t>(l.c, 1)), [&](int64_t begin, int64_t end) {
@@ -404,7 +375,7 @@ void CrossEntropyBackwardKernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       const T* w = WeightOf<T>(ctx, 3);
-      const LossShape l = CheckTargets(logits, ctx.in(2), w, ctx.attrs);
+      const LossShape l = CheckTargets(logits.shape(), ctx.in(2).data<const int64_t>(), w, ctx.attrs);
       const T* dy = ctx.in(0).data<const T>();
       const T* x = logits.data<const T>();
       T* dx = ctx.out(0).data<T>();

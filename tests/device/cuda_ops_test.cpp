@@ -15,6 +15,7 @@
 #include "core/op/dispatch.h"
 #include "core/ops/fused.h"
 #include "core/tensor/copy.h"
+#include "core/train/optimizer.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -49,11 +50,13 @@ double Tolerance(Symbol<DType> dtype) {
   }
 }
 
-void ExpectSameAsCpu(const TensorPtr& cuda_result, const TensorPtr& cpu_result, const std::string& what) {
+// `tol` (relative and absolute): the dtype's Tolerance unless given.
+void ExpectSameAsCpu(const TensorPtr& cuda_result, const TensorPtr& cpu_result, const std::string& what,
+                     double tol = 0) {
   SCOPED_TRACE(what);
   ASSERT_EQ(cuda_result->device(), kCuda);
   EXPECT_EQ(cuda_result->memory_format(), cpu_result->memory_format());
-  const double tol = Tolerance(cpu_result->dtype());
+  if (tol == 0) tol = Tolerance(cpu_result->dtype());
   ExpectTensorNear(ToCpu(cuda_result), cpu_result->dtype(), cpu_result->shape(), ToDoubles(cpu_result), tol, tol);
 }
 
@@ -265,6 +268,228 @@ TEST(CudaReduce, GradientHelpersMatchTheCpu) {
     const std::vector<TensorPtr> expected = grads(Device::CPU()), actual = grads(kCuda);
     ExpectSameAsCpu(actual[0], expected[0], "dx " + std::string(dtype->name()));
     ExpectSameAsCpu(actual[1], expected[1], "dy " + std::string(dtype->name()));
+  }
+}
+
+// Products through cuBLAS: row- and column-major (transposed) operands, broadcast and equal batch dims, a
+// shared 2-D operand, k = 0, and linear with and without a bias. Sums of k products differ in order
+// between the libraries, so the tolerance grows with k.
+TEST(CudaMatmul, ProductsMatchTheCpu) {
+  const OpDef& matmul = OpRegistry::Global().Get("matmul");
+  const OpDef& linear = OpRegistry::Global().Get("linear");
+  struct Case {
+    Shape a, b;
+    bool ta, tb;
+  };
+  const std::vector<Case> cases = {
+      {{5, 7}, {7, 3}, false, false},
+      {{7, 5}, {7, 3}, true, false},
+      {{5, 7}, {3, 7}, false, true},
+      {{7, 5}, {3, 7}, true, true},
+      {{4, 5, 7}, {7, 3}, false, false},
+      {{4, 5, 7}, {4, 7, 3}, false, false},
+      {{2, 1, 5, 7}, {3, 7, 6}, false, false},
+      {{4, 7, 5}, {7, 3}, true, false},
+      {{5, 0}, {0, 3}, false, false},
+      {{1, 9}, {9, 1}, false, false},
+      {{3, 64, 33}, {3, 33, 65}, false, false},
+  };
+  for (DataType d : CudaKernel(matmul).dtypes) {
+    const Symbol<DType> dtype = DType::Get(d);
+    for (const Case& k : cases) {
+      const TensorPtr a = RandomTensor(dtype, k.a), b = RandomTensor(dtype, k.b);
+      const Attrs attrs{{"transpose_a", k.ta}, {"transpose_b", k.tb}};
+      for (const TensorPtr& x : {a, k.a.ndim() >= 2 ? Transposed(a) : a}) {
+        const TensorPtr expected = Apply1(matmul, {x, b}, attrs);
+        const TensorPtr actual = Apply1(matmul, {OnDevice(x, kCuda), OnDevice(b, kCuda)}, attrs);
+        const double inner = static_cast<double>(k.a[k.ta ? k.a.ndim() - 2 : k.a.ndim() - 1].value());
+        ExpectSameAsCpu(actual, expected, "matmul " + k.a.ToString() + " @ " + k.b.ToString(),
+                        Tolerance(dtype) * std::max(1.0, std::sqrt(inner)));
+      }
+    }
+    MarkCovered(matmul.name, dtype, DeviceType::kCUDA);
+    for (const Shape& xs : {Shape{6, 20}, Shape{2, 3, 20}, Shape{20}}) {
+      const TensorPtr x = RandomTensor(dtype, xs), w = RandomTensor(dtype, Shape{8, 20});
+      for (const TensorPtr& bias : {RandomTensor(dtype, Shape{8}), TensorPtr()}) {
+        const TensorPtr expected = Apply1(linear, {x, w, bias});
+        const TensorPtr actual =
+            Apply1(linear, {OnDevice(x, kCuda), OnDevice(w, kCuda), bias ? OnDevice(bias, kCuda) : bias});
+        ExpectSameAsCpu(actual, expected, "linear " + xs.ToString(), Tolerance(dtype) * std::sqrt(20.0));
+      }
+    }
+    MarkCovered(linear.name, dtype, DeviceType::kCUDA);
+  }
+  // Gradients through both: an MLP layer's backward on the device equals the CPU's.
+  for (const Symbol<DType>& dtype : {DType::Float32(), DType::Float64()}) {
+    const TensorPtr x = RandomTensor(dtype, Shape{6, 20}), w = RandomTensor(dtype, Shape{8, 20});
+    const TensorPtr bias = RandomTensor(dtype, Shape{8}), v = RandomTensor(dtype, Shape{8, 5});
+    auto grads = [&](Device device) {
+      std::vector<TensorPtr> leaves = {CopyToDevice(x, device), CopyToDevice(w, device), CopyToDevice(bias, device),
+                                       CopyToDevice(v, device)};
+      for (const TensorPtr& t : leaves) t->set_requires_grad(true);
+      const TensorPtr h = ops::Relu(ops::Linear(leaves[0], leaves[1], leaves[2]));
+      Backward({ops::Mean(ops::Matmul(h, leaves[3]), {}, false)}, {});
+      std::vector<TensorPtr> g;
+      for (const TensorPtr& t : leaves) g.push_back(t->grad());
+      return g;
+    };
+    const std::vector<TensorPtr> expected = grads(Device::CPU()), actual = grads(kCuda);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ExpectSameAsCpu(actual[i], expected[i], "gradient " + std::to_string(i) + " " + std::string(dtype->name()),
+                      Tolerance(dtype) * 5);
+    }
+  }
+}
+
+// softmax and log_softmax along every dim, with their backward ops.
+TEST(CudaSoftmax, ForwardAndBackwardMatchTheCpu) {
+  for (const char* name : {"softmax", "log_softmax"}) {
+    const OpDef& op = OpRegistry::Global().Get(name);
+    const OpDef& backward = OpRegistry::Global().Get(std::string(name) + "_backward");
+    for (DataType d : CudaKernel(op).dtypes) {
+      const Symbol<DType> dtype = DType::Get(d);
+      for (const Shape& shape : {Shape{4, 7}, Shape{2, 3, 5, 4}, Shape{3, 1000}, Shape{}, Shape{0, 3}}) {
+        for (int64_t dim = -1; dim < std::max<int64_t>(shape.ndim(), 1); ++dim) {
+          const TensorPtr x = RandomTensor(dtype, shape, -4.0, 4.0), dy = RandomTensor(dtype, shape);
+          const Attrs attrs{{"dim", dim}};
+          const TensorPtr y = Apply1(op, {x}, attrs);
+          const std::string what = std::string(name) + " " + shape.ToString() + " dim " + std::to_string(dim);
+          ExpectSameAsCpu(Apply1(op, {OnDevice(x, kCuda)}, attrs), y, what);
+          ExpectSameAsCpu(Apply1(backward, {OnDevice(y, kCuda), OnDevice(dy, kCuda)}, attrs),
+                          Apply1(backward, {y, dy}, attrs), what + " backward");
+        }
+      }
+      MarkCovered(op.name, dtype, DeviceType::kCUDA);
+      MarkCovered(backward.name, dtype, DeviceType::kCUDA);
+    }
+  }
+}
+
+// nll_loss and cross_entropy with their backward ops: every reduction, class weights, ignored targets, label
+// smoothing, (N, C) and (N, C, d) inputs; a target out of range is the CPU's InvalidArgument.
+TEST(CudaLosses, NllLossAndCrossEntropyMatchTheCpu) {
+  for (const char* name : {"nll_loss", "cross_entropy"}) {
+    const OpDef& op = OpRegistry::Global().Get(name);
+    const OpDef& backward = OpRegistry::Global().Get(std::string(name) + "_backward");
+    const bool ce = op.name == "cross_entropy";
+    for (DataType d : CudaKernel(op).dtypes) {
+      const Symbol<DType> dtype = DType::Get(d);
+      for (const Shape& shape : {Shape{6, 5}, Shape{3, 4, 7}, Shape{0, 5}}) {
+        Shape target_shape = shape;
+        std::vector<Dim> dims(shape.begin(), shape.end());
+        dims.erase(dims.begin() + 1);
+        target_shape = Shape(dims);
+        std::vector<double> classes(static_cast<size_t>(target_shape.numel()));
+        for (size_t i = 0; i < classes.size(); ++i) classes[i] = i % 4 == 3 ? -100.0 : static_cast<double>((i * 3) % 5);
+        const TensorPtr target = FromDoubles(DType::Int64(), target_shape, classes);
+        const TensorPtr x = RandomTensor(dtype, shape, -3.0, 1.0);
+        for (const TensorPtr& weight : {TensorPtr(), RandomTensor(dtype, Shape{shape[1]}, 0.2, 2.0)}) {
+          for (const char* reduction : {"none", "mean", "sum"}) {
+            for (double smoothing : {0.0, 0.1}) {
+              if (!ce && smoothing != 0.0) continue;
+              Attrs attrs{{"reduction", std::string(reduction)}, {"ignore_index", int64_t{-100}}};
+              if (ce) attrs.Set("label_smoothing", smoothing);
+              const std::string what = fmt::format("{} {} {} {} weight {} smoothing {}", name, dtype->name(),
+                                                   shape.ToString(), reduction, weight != nullptr, smoothing);
+              auto on = [&](const TensorPtr& t) { return t ? OnDevice(t, kCuda) : t; };
+              const TensorPtr loss = Apply1(op, {x, target, weight}, attrs);
+              ExpectSameAsCpu(Apply1(op, {on(x), on(target), on(weight)}, attrs), loss, what);
+              const TensorPtr dy = RandomTensor(dtype, loss->shape());
+              ExpectSameAsCpu(Apply1(backward, {on(dy), on(x), on(target), on(weight)}, attrs),
+                              Apply1(backward, {dy, x, target, weight}, attrs), what + " backward");
+            }
+          }
+        }
+      }
+      const TensorPtr bad = OnDevice(FromDoubles(DType::Int64(), Shape{2}, {1, 5}), kCuda);
+      const TensorPtr x = OnDevice(RandomTensor(dtype, Shape{2, 5}), kCuda);
+      ExpectError([&] { Apply1(op, {x, bad, nullptr}, {}); }, {name, "target[1] = 5 is out of range for 5 classes"});
+      MarkCovered(op.name, dtype, DeviceType::kCUDA);
+      MarkCovered(backward.name, dtype, DeviceType::kCUDA);
+    }
+  }
+}
+
+// SGD steps on the device: every option combination, and a loss-scaled step skipped or unscaled by tensors
+// that stay on the device.
+TEST(CudaOptimizer, SgdStepsMatchTheCpu) {
+  const OpDef& sgd = OpRegistry::Global().Get("sgd_update");
+  for (DataType d : CudaKernel(sgd).dtypes) {
+    const Symbol<DType> dtype = DType::Get(d);
+    for (double momentum : {0.0, 0.9}) {
+      for (bool nesterov : {false, true}) {
+        if (nesterov && momentum == 0.0) continue;
+        for (double weight_decay : {0.0, 0.01}) {
+          for (double found : {-1.0, 0.0, 1.0}) {  // no loss scaling; scaling without / with overflows
+            const TensorPtr p = RandomTensor(dtype, Shape{37}), g = RandomTensor(dtype, Shape{37});
+            const TensorPtr buf = momentum != 0.0 ? RandomTensor(dtype, Shape{37}) : TensorPtr();
+            TensorPtr found_inf, scale;
+            if (found >= 0.0) {
+              found_inf = Full(DType::Float32(), Shape{}, found, Device::CPU());
+              scale = Full(DType::Float32(), Shape{}, 1024.0, Device::CPU());
+            }
+            for (bool first_step : {false, true}) {
+              const Attrs attrs{{"lr", 0.1},
+                                {"momentum", momentum},
+                                {"dampening", 0.0},
+                                {"weight_decay", weight_decay},
+                                {"nesterov", nesterov},
+                                {"first_step", first_step}};
+              auto on = [&](const TensorPtr& t, Device device) { return t ? OnDevice(t, device) : t; };
+              const std::vector<TensorPtr> cpu = {on(p, Device::CPU()), g, on(buf, Device::CPU()), found_inf, scale};
+              const std::vector<TensorPtr> gpu = {on(p, kCuda), on(g, kCuda), on(buf, kCuda), on(found_inf, kCuda),
+                                                  on(scale, kCuda)};
+              Apply(sgd, cpu, attrs);
+              Apply(sgd, gpu, attrs);
+              const std::string what = fmt::format("sgd {} momentum {} nesterov {} decay {} found {} first {}",
+                                                   dtype->name(), momentum, nesterov, weight_decay, found, first_step);
+              ExpectSameAsCpu(gpu[0], cpu[0], what + " param");
+              if (buf) ExpectSameAsCpu(gpu[2], cpu[2], what + " buffer");
+            }
+          }
+        }
+      }
+    }
+    MarkCovered(sgd.name, dtype, DeviceType::kCUDA);
+  }
+}
+
+// An MLP trained for a few steps on the device: the same losses and parameters as on the CPU.
+TEST(CudaTraining, MlpStepsMatchTheCpu) {
+  const Symbol<DType> dtype = DType::Float32();
+  const TensorPtr x = RandomTensor(dtype, Shape{16, 12}), w1 = RandomTensor(dtype, Shape{20, 12}, -0.3, 0.3);
+  const TensorPtr b1 = RandomTensor(dtype, Shape{20}, -0.1, 0.1), w2 = RandomTensor(dtype, Shape{5, 20}, -0.3, 0.3);
+  std::vector<double> onehot(16 * 5, 0.0);
+  for (int64_t i = 0; i < 16; ++i) onehot[static_cast<size_t>(i * 5 + (i * 7) % 5)] = 1.0;
+  const TensorPtr labels = FromDoubles(dtype, Shape{16, 5}, onehot);
+  std::vector<double> class_of(16);
+  for (int64_t i = 0; i < 16; ++i) class_of[static_cast<size_t>(i)] = static_cast<double>((i * 7) % 5);
+  const TensorPtr class_indices = FromDoubles(DType::Int64(), Shape{16}, class_of);
+  auto train = [&](Device device) {
+    std::vector<TensorPtr> params = {CopyToDevice(w1, device), CopyToDevice(b1, device), CopyToDevice(w2, device)};
+    for (const TensorPtr& t : params) t->set_requires_grad(true);
+    SGD optimizer(params, SgdOptions{.lr = 0.5, .momentum = 0.9, .nesterov = true});
+    const TensorPtr input = CopyToDevice(x, device), target = CopyToDevice(labels, device);
+    const TensorPtr classes = CopyToDevice(class_indices, device);
+    std::vector<TensorPtr> losses;
+    for (int step = 0; step < 5; ++step) {
+      optimizer.ZeroGrad();
+      const TensorPtr h = ops::Relu(ops::Linear(input, params[0], params[1]));
+      const TensorPtr logits = ops::Matmul(h, ops::Transpose(params[2], 0, 1));
+      const TensorPtr log_probs = ops::LogSoftmax(logits, 1);
+      // Two losses of the same labels: through log_softmax and one-hot products, and cross_entropy.
+      const TensorPtr loss = ops::Add(ops::Neg(ops::Mean(ops::Sum(ops::Mul(log_probs, target), {1}, false), {}, false)),
+                                      ops::CrossEntropy(logits, classes));
+      Backward({loss}, {});
+      optimizer.Step();
+      losses.push_back(loss);
+    }
+    losses.insert(losses.end(), params.begin(), params.end());
+    return losses;
+  };
+  const std::vector<TensorPtr> expected = train(Device::CPU()), actual = train(kCuda);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ExpectSameAsCpu(actual[i], expected[i], (i < 5 ? "loss " : "parameter ") + std::to_string(i), 1e-4);
   }
 }
 

@@ -150,6 +150,45 @@ static void test_copy_to_device(void** state) {
   of_session_destroy(cpu);
 }
 
+/* Ops on CUDA tensors through the C ABI: relu(a @ b + a @ b) computed on the GPU equals the CPU's; an op
+ * without a CUDA kernel for a dtype is UNIMPLEMENTED naming the dtype and the device. */
+static void test_ops_on_cuda(void** state) {
+  (void)state;
+  of_session_t* gpu = cuda_session();
+  of_session_t* cpu = of_test_session();
+  const int64_t da[2] = {3, 4}, db[2] = {4, 5};
+  float a[12], b[20], want[15], got[15];
+  for (int i = 0; i < 12; ++i) a[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+  for (int i = 0; i < 20; ++i) b[i] = (float)((i * 5) % 13) * 0.125f - 0.75f;
+  of_session_t* sessions[2] = {cpu, gpu};
+  for (int s = 0; s < 2; ++s) {
+    of_tensor_t *ta = NULL, *tb = NULL, *p = NULL, *sum = NULL, *y = NULL;
+    ASSERT_OK(of_tensor_from_data(sessions[s], of_dtype_float32(), da, 2, a, sizeof a, NULL, &ta));
+    ASSERT_OK(of_tensor_from_data(sessions[s], of_dtype_float32(), db, 2, b, sizeof b, NULL, &tb));
+    ASSERT_OK(of_matmul(sessions[s], ta, tb, &p));
+    ASSERT_OK(of_add(sessions[s], p, p, &sum));
+    ASSERT_OK(of_relu(sessions[s], sum, &y));
+    int32_t type = 0, index = -1;
+    ASSERT_OK(of_tensor_device(y, &type, &index));
+    assert_int_equal(type, s == 0 ? OF_DEVICE_CPU : OF_DEVICE_CUDA);
+    ASSERT_OK(of_tensor_copy_to_host(y, s == 0 ? want : got, sizeof want));
+    of_tensor_release(ta);
+    of_tensor_release(tb);
+    of_tensor_release(p);
+    of_tensor_release(sum);
+    of_tensor_release(y);
+  }
+  for (int i = 0; i < 15; ++i) assert_true(fabsf(want[i] - got[i]) <= 1e-5f * (1.0f + fabsf(want[i])));
+  const int64_t dn[1] = {3};
+  of_tensor_t *ints = NULL, *none = SENTINEL_PTR(of_tensor_t*);
+  ASSERT_OK(of_tensor_zeros(gpu, of_dtype_int64(), dn, 1, NULL, &ints));
+  ASSERT_STATUS(of_relu(gpu, ints, &none), OF_STATUS_UNIMPLEMENTED, "relu", "int64", "cuda:0");
+  assert_ptr_equal(none, SENTINEL_PTR(of_tensor_t*));
+  of_tensor_release(ints);
+  of_session_destroy(cpu);
+  of_session_destroy(gpu);
+}
+
 int main(void) {
   of_status_t* st = of_test_cuda_probe();
   if (st != NULL) {
@@ -162,6 +201,7 @@ int main(void) {
       cmocka_unit_test(test_from_data_round_trip), cmocka_unit_test(test_full),
       cmocka_unit_test(test_randn_matches_cpu),    cmocka_unit_test(test_missing_device_index),
       cmocka_unit_test(test_caching_allocator),    cmocka_unit_test(test_copy_to_device),
+      cmocka_unit_test(test_ops_on_cuda),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

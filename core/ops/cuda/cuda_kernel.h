@@ -40,5 +40,8 @@ void RunElementwise(const Tensor& y, std::span<const ElementwiseOperand> inputs,
 // The families' registrations (register.cpp calls them).
 void RegisterElementwiseKernels(OpRegistry& registry);  // elementwise_kernels.cpp
 void RegisterReduceKernels(OpRegistry& registry);       // reduce_kernels.cpp
+void RegisterMatmulKernels(OpRegistry& registry);       // matmul_kernels.cpp (cuBLAS)
+void RegisterNnKernels(OpRegistry& registry);           // nn_kernels.cpp: softmax, log_softmax
+void RegisterOptimizerKernels(OpRegistry& registry);    // optimizer_kernels.cpp: sgd_update
 
 }  // namespace oneflow::cuda

@@ -1,11 +1,9 @@
 // fused_elementwise programs on the device, and through them every op with a fused opcode (add, relu,
 // relu_backward, ...: register.cpp makes each a one-step program). One thread per output element reads its
 // operands through their strides, runs the steps in registers and writes the result.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "core/ops/cuda/index.cuh"
 #include "core/ops/cuda/launch.h"
+#include "core/ops/cuda/numeric.cuh"
 
 namespace oneflow::cuda {
 namespace {
@@ -78,26 +76,6 @@ __device__ inline C Apply(int32_t code, C a, C b) {
   }
   return a;
 }
-
-// Storage type -> compute type.
-template <typename T>
-struct Wide {
-  using type = T;
-  __device__ static T Load(const T* p) { return *p; }
-  __device__ static void Store(T* p, T v) { *p = v; }
-};
-template <>
-struct Wide<__half> {
-  using type = float;
-  __device__ static float Load(const __half* p) { return __half2float(*p); }
-  __device__ static void Store(__half* p, float v) { *p = __float2half_rn(v); }
-};
-template <>
-struct Wide<__nv_bfloat16> {
-  using type = float;
-  __device__ static float Load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
-  __device__ static void Store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
-};
 
 template <typename T>
 __global__ void ElementwiseKernel(ElementwiseArgs args) {

@@ -54,6 +54,54 @@ struct ReduceArgs {
 };
 void LaunchReduce(ReduceKind kind, Floating dtype, const ReduceArgs& args, cudaStream_t stream);
 
+// softmax / log_softmax along one dim, and their backward: `lines` lines of n elements, `inner` apart (line l
+// starts at (l / inner) * n * inner + l % inner). Forward: y = softmax(x); backward: dx from y and dy (x
+// holds y, y receives dx). As the CPU: the maximum subtracted, sums in double.
+struct SoftmaxArgs {
+  int64_t lines = 0, n = 0, inner = 1;
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  void* y = nullptr;
+};
+void LaunchSoftmax(bool log, bool backward, Floating dtype, const SoftmaxArgs& args, cudaStream_t stream);
+
+// nll_loss (x holds log-probabilities) and cross_entropy (x holds logits, with label smoothing) over
+// `samples` samples of c classes `inner` apart (sample i's at (i / inner) * c * inner + i % inner), targets
+// validated by the caller (class indices or ignore_index), weight (c values) or null. Forward: out is the
+// per-sample loss (kNone) or their sum / weighted mean (total_weight: the targets' weights), summed through
+// `rows` (a device scratch of `samples` doubles); backward: out is dx (x's shape) from dy. As the CPU
+// computes them (core/ops/nn.cpp), in double.
+enum class LossReduction : int32_t { kNone, kMean, kSum };
+struct LossArgs {
+  int64_t samples = 0, c = 0, inner = 1;
+  LossReduction reduction = LossReduction::kMean;
+  int64_t ignore_index = -100;
+  double total_weight = 0, label_smoothing = 0;
+  bool nll = false;
+  const void* x = nullptr;
+  const int64_t* target = nullptr;
+  const void* weight = nullptr;
+  const void* dy = nullptr;
+  void* out = nullptr;
+  double* rows = nullptr;
+};
+void LaunchLoss(bool backward, Floating dtype, const LossArgs& args, cudaStream_t stream);
+
+// One SGD step of n parameters in place (SgdOptions; buf the momentum buffer or null without momentum). With
+// loss scaling, found_inf and scale point at 0-d float32 tensors on the device: a non-zero found_inf skips
+// the step, the gradient is divided by scale.
+struct SgdArgs {
+  int64_t n = 0;
+  void* param = nullptr;
+  const void* grad = nullptr;
+  void* buf = nullptr;
+  double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false, first_step = false;
+  const float* found_inf = nullptr;
+  const float* scale = nullptr;
+};
+void LaunchSgd(Floating dtype, const SgdArgs& args, cudaStream_t stream);
+
 // Copies sizes[0] x ... x sizes[ndim - 1] elements of element_size (1, 2, 4 or 8) bytes between two strided
 // layouts (strides in elements); ndim <= kMaxDims.
 void LaunchStridedCopy(void* dst, const void* src, int64_t element_size, int32_t ndim, const int64_t* sizes,

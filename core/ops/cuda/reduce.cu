@@ -1,46 +1,13 @@
 // Reductions (sum, mean, max, min, argmax, var, std): one block per output element (grid-stride over the
 // outputs), its threads striding over the reduced elements, then a reduction across the block.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cmath>
 
-#include "core/ops/cuda/index.cuh"
+#include "core/ops/cuda/block_reduce.cuh"
 #include "core/ops/cuda/launch.h"
+#include "core/ops/cuda/numeric.cuh"
 
 namespace oneflow::cuda {
 namespace {
-
-template <typename T>
-__device__ inline double ToDouble(T v) {
-  return static_cast<double>(v);
-}
-template <>
-__device__ inline double ToDouble(__half v) {
-  return static_cast<double>(__half2float(v));
-}
-template <>
-__device__ inline double ToDouble(__nv_bfloat16 v) {
-  return static_cast<double>(__bfloat162float(v));
-}
-template <typename T>
-__device__ inline T FromDouble(double v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ inline __half FromDouble(double v) {
-  return __double2half(v);
-}
-template <>
-__device__ inline __nv_bfloat16 FromDouble(double v) {
-  return __double2bfloat16(v);
-}
-
-// A running value with the reduced index it came from (argmax; max and min ignore the index).
-struct Acc {
-  double value;
-  int64_t index;  // -1: nothing seen
-};
 
 // max/min/argmax: NaN wins (the first NaN), else the larger (smaller) value, ties to the first index.
 template <bool kMax>
@@ -53,33 +20,6 @@ __device__ inline Acc Better(Acc a, Acc b) {
   return (kMax ? a.value > b.value : a.value < b.value) ? a : b;
 }
 
-// Across the block: every thread gets the block's result. `shared` holds one Acc per warp.
-template <typename Combine>
-__device__ inline Acc BlockReduce(Acc v, Acc* shared, Combine combine) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    Acc other{__shfl_down_sync(0xffffffffu, v.value, offset), __shfl_down_sync(0xffffffffu, v.index, offset)};
-    v = combine(v, other);
-  }
-  __syncthreads();  // shared may still be read from a previous call
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < kThreads / 32 ? shared[lane] : Acc{0.0, -1};
-    for (int offset = 16; offset > 0; offset /= 2) {
-      Acc other{__shfl_down_sync(0xffffffffu, v.value, offset), __shfl_down_sync(0xffffffffu, v.index, offset)};
-      v = combine(v, other);
-    }
-    if (lane == 0) shared[0] = v;
-  }
-  __syncthreads();
-  return shared[0];
-}
-
-struct Sum {
-  __device__ Acc operator()(Acc a, Acc b) const { return {a.value + b.value, 0}; }
-};
-
 template <typename T, ReduceKind kKind>
 __global__ void ReduceKernel(ReduceArgs args) {
   __shared__ Acc shared[kThreads / 32];
@@ -87,7 +27,7 @@ __global__ void ReduceKernel(ReduceArgs args) {
   for (int64_t o = blockIdx.x; o < args.num_outputs; o += gridDim.x) {
     const T* base = x + StridedOffset(o, args.kept_ndim, args.kept_sizes, args.kept_strides);
     auto at = [&](int64_t r) {
-      return ToDouble(base[StridedOffset(r, args.reduced_ndim, args.reduced_sizes, args.reduced_strides)]);
+      return ToDouble(base + StridedOffset(r, args.reduced_ndim, args.reduced_sizes, args.reduced_strides));
     };
     double result = 0;
     if constexpr (kKind == ReduceKind::kMax || kKind == ReduceKind::kMin || kKind == ReduceKind::kArgmax) {
@@ -103,7 +43,7 @@ __global__ void ReduceKernel(ReduceArgs args) {
     } else {
       Acc sum{0.0, 0};
       for (int64_t r = threadIdx.x; r < args.num_reduced; r += blockDim.x) sum.value += at(r);
-      sum = BlockReduce(sum, shared, Sum());
+      sum = BlockReduce(sum, shared, SumOf());
       result = sum.value;
       if constexpr (kKind == ReduceKind::kMean) result /= static_cast<double>(args.num_reduced);
       if constexpr (kKind == ReduceKind::kVar || kKind == ReduceKind::kStd) {
@@ -114,12 +54,12 @@ __global__ void ReduceKernel(ReduceArgs args) {
           const double d = at(r) - mean;
           squares.value += d * d;
         }
-        squares = BlockReduce(squares, shared, Sum());
+        squares = BlockReduce(squares, shared, SumOf());
         result = squares.value / args.denominator;
         if constexpr (kKind == ReduceKind::kStd) result = sqrt(result);
       }
     }
-    if (threadIdx.x == 0) static_cast<T*>(args.y)[o] = FromDouble<T>(result);
+    if (threadIdx.x == 0) static_cast<T*>(args.y)[o] = Wide<T>::FromDouble(result);
   }
 }
 

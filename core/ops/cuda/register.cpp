@@ -40,6 +40,9 @@ std::string_view OpName(const KernelContext& ctx) {
 void RegisterCudaKernels(OpRegistry& registry) {
   cuda::RegisterElementwiseKernels(registry);
   cuda::RegisterReduceKernels(registry);
+  cuda::RegisterMatmulKernels(registry);
+  cuda::RegisterNnKernels(registry);
+  cuda::RegisterOptimizerKernels(registry);
 }
 
 }  // namespace oneflow

@@ -12,6 +12,7 @@
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/cpu/wrapping.h"
 #include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/matmul_plan.h"
 #include "core/ops/ops.h"
 
 namespace oneflow {
@@ -85,96 +86,6 @@ std::vector<TensorMeta> InferLinear(std::span<const TensorMeta> in, const Attrs&
   Shape out = x;
   out[x.ndim() - 1] = w[0];
   return {{in[0].dtype, out, in[0].device}};
-}
-
-// ---- the product, as both kernels see it ----------------------------------------------------------
-
-// The logical matrices L = op(X) of an operand: dims (batch..., rows, cols), stored row-major
-// (L's rows contiguous) or column-major; matrices follow each other densely over the batch dims.
-struct MatOperand {
-  TensorPtr tensor;  // keeps the data alive
-  std::vector<int64_t> batch;
-  int64_t rows = 0, cols = 0;
-  bool col_major = false;
-  const void* data() const { return tensor->raw_data(); }
-  int64_t row_stride() const { return col_major ? 1 : cols; }
-  int64_t col_stride() const { return col_major ? rows : 1; }
-};
-
-// Whether t is the transpose (last two dims) of a contiguous tensor.
-bool IsTransposedContiguous(const Tensor& t) {
-  const int64_t n = t.ndim();
-  const std::vector<int64_t>& s = t.strides();
-  const int64_t r = t.shape()[n - 2].value(), c = t.shape()[n - 1].value();
-  if (s[n - 2] != 1 || s[n - 1] != r) return false;
-  int64_t expect = r * c;
-  for (int64_t i = n - 3; i >= 0; --i) {
-    const int64_t size = t.shape()[i].value();
-    if (size != 1 && s[i] != expect) return false;
-    expect *= size;
-  }
-  return true;
-}
-
-MatOperand OperandOf(KernelContext& ctx, size_t i, bool transposed) {
-  MatOperand op;
-  op.tensor = ctx.inputs[i];
-  bool flipped = false;
-  if (!op.tensor->is_contiguous()) {
-    if (IsTransposedContiguous(*op.tensor)) {
-      flipped = true;
-    } else {
-      op.tensor = ContiguousInput(ctx, i);
-    }
-  }
-  const Shape& s = op.tensor->shape();
-  const int64_t n = s.ndim();
-  for (int64_t d = 0; d < n - 2; ++d) op.batch.push_back(s[d].value());
-  const int64_t r = s[n - 2].value(), c = s[n - 1].value();
-  op.rows = transposed ? c : r;
-  op.cols = transposed ? r : c;
-  op.col_major = flipped != transposed;
-  return op;
-}
-
-// One product C = A @ B (+ bias) over broadcast batch dims, simplified: batch dims of B that are all 1
-// fold into A's rows (when A is row-major); equal batch dims collapse into one.
-struct GemmPlan {
-  memory::dims batch;             // output batch dims (possibly folded or collapsed)
-  memory::dims a_batch, b_batch;  // the operands' batch dims, aligned with `batch` (1 = broadcast)
-  int64_t m = 0, k = 0, n = 0;
-  int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0;  // element strides within one matrix
-};
-
-int64_t Product(const memory::dims& d) {
-  int64_t p = 1;
-  for (int64_t v : d) p *= v;
-  return p;
-}
-
-GemmPlan PlanGemm(const MatOperand& a, const MatOperand& b) {
-  GemmPlan p;
-  const size_t rank = std::max(a.batch.size(), b.batch.size());
-  memory::dims ab(rank - a.batch.size(), 1), bb(rank - b.batch.size(), 1);
-  ab.insert(ab.end(), a.batch.begin(), a.batch.end());
-  bb.insert(bb.end(), b.batch.begin(), b.batch.end());
-  p.m = a.rows;
-  p.k = a.cols;
-  p.n = b.cols;
-  p.a_rs = a.row_stride();
-  p.a_cs = a.col_stride();
-  p.b_rs = b.row_stride();
-  p.b_cs = b.col_stride();
-  if (Product(bb) == 1 && !a.col_major) {
-    p.m *= Product(ab);  // one tall product
-  } else if (ab == bb) {
-    p.batch = p.a_batch = p.b_batch = {Product(ab)};
-  } else {
-    p.a_batch = ab;
-    p.b_batch = bb;
-    for (size_t i = 0; i < rank; ++i) p.batch.push_back(std::max(ab[i], bb[i]));
-  }
-  return p;
 }
 
 // Dims and strides of one operand's matrices under the plan (dense over its batch dims).
@@ -269,23 +180,6 @@ void RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void
   entry->args->free.push_back(std::move(args));
 }
 
-// Offsets (in elements) of each output batch matrix's operand matrices.
-std::vector<int64_t> BatchOffsets(const memory::dims& out, const memory::dims& mine, int64_t matrix) {
-  const int64_t total = Product(out);
-  std::vector<int64_t> offsets(static_cast<size_t>(std::max<int64_t>(total, 1)), 0);
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t rest = i, off = 0, stride = matrix;
-    for (size_t d = out.size(); d-- > 0;) {
-      const int64_t idx = rest % out[d];
-      rest /= out[d];
-      if (mine[d] != 1) off += idx * stride;
-      stride *= mine[d];
-    }
-    offsets[static_cast<size_t>(i)] = off;
-  }
-  return offsets;
-}
-
 template <typename T>
 void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, const T* bias, T* c) {
   using A = cpu::WrapType<T>;  // T for floating types; integers wrap around
@@ -318,7 +212,9 @@ void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, c
 }
 
 // Runs the plan in c's dtype (float32 by oneDNN unless the product is empty); bias (n) or null.
-void RunGemm(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, const Tensor& c) {
+void RunGemm(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const Tensor* bias_tensor,
+             const Tensor& c) {
+  const void* bias = bias_tensor != nullptr ? bias_tensor->raw_data() : nullptr;
   if (c.numel() == 0) return;
   if (c.dtype()->data_type() == DataType::kFloat32 && p.k > 0) return RunGemmF32(ctx, p, a, b, bias, c.raw_data());
   VisitDType(c.dtype(), [&](auto tag) {
@@ -329,27 +225,6 @@ void RunGemm(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b
       OF_THROW(Internal) << "the matmul loops have no " << c.dtype() << " instance";
     }
   });
-}
-
-void MatmulKernel(KernelContext& ctx) {
-  const MatOperand a = OperandOf(ctx, 0, ctx.attrs.Bool("transpose_a"));
-  const MatOperand b = OperandOf(ctx, 1, ctx.attrs.Bool("transpose_b"));
-  RunGemm(ctx, PlanGemm(a, b), a.data(), b.data(), nullptr, ctx.out(0));
-}
-
-void LinearKernel(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const Tensor& w = ctx.in(1);
-  GemmPlan p;
-  p.n = w.shape()[0].value();
-  p.k = w.shape()[1].value();
-  p.m = 1;
-  for (int64_t d = 0; d + 1 < x.ndim(); ++d) p.m *= x.shape()[d].value();
-  p.a_rs = p.k;
-  p.a_cs = 1;
-  p.b_rs = 1;  // B = weight^T, read in place
-  p.b_cs = p.k;
-  RunGemm(ctx, p, x.raw_data(), w.raw_data(), ctx.inputs[2] ? ctx.in(2).raw_data() : nullptr, ctx.out(0));
 }
 
 // ---- backward -------------------------------------------------------------------------------------
@@ -443,7 +318,7 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .attrs = {{"transpose_a", false}, {"transpose_b", false}},
       .infer = InferMatmul,
       .backward = MatmulBackward,
-      .kernels = CpuKernels(kNumericTypes, Guarded<MatmulKernel>),
+      .kernels = CpuKernels(kNumericTypes, Guarded<MatmulKernelOf<RunGemm>>),
       .strided_inputs = true,  // transposed views are read in place
       .autocast = AutocastPolicy::kLowPrecision,
   });
@@ -454,7 +329,7 @@ void RegisterMatmulOps(OpRegistry& registry) {
       .outputs = {"y"},
       .infer = InferLinear,
       .backward = LinearBackward,
-      .kernels = CpuKernels(kNumericTypes, Guarded<LinearKernel>),
+      .kernels = CpuKernels(kNumericTypes, Guarded<LinearKernelOf<RunGemm>>),
       .autocast = AutocastPolicy::kLowPrecision,
   });
 }
