@@ -42,9 +42,18 @@ case "${1:-}" in
     work=$(mktemp -d)
     tar -C "$work" -xJf build/device-pack.tar.xz || { echo "device-check: no build/device-pack.tar.xz (pack it here first)"; exit 1; }
     export LD_LIBRARY_PATH="$work/device-pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # cuBLAS and NCCL are loaded at first use (Note [cuBLAS], Note [NCCL]): from the loader's path, else from the
+    # CUDA toolkit or the Python wheels that machine has.
+    for lib in libcublas.so.13 libnccl.so.2; do
+      if ! ldconfig -p | grep -q "$lib"; then
+        found=$(find /usr/local /opt /usr/lib -name "$lib" 2> /dev/null | head -1)
+        if [ -n "$found" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$found")"; fi
+      fi
+    done
     {
       date -u
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+      echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     } > "$out/summary.txt"
     failed=0
     for p in "${programs[@]}"; do
