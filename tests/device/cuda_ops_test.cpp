@@ -116,6 +116,30 @@ TEST(CudaElementwise, EveryOpWithAnOpcodeMatchesTheCpu) {
   }
 }
 
+// cast between every pair of dtypes, exactly as the CPU: NaN, infinities, values beyond the target's range,
+// fractions and negative values into unsigned types, in every layout.
+TEST(CudaElementwise, CastMatchesTheCpuExactly) {
+  const OpDef& cast = OpRegistry::Global().Get("cast");
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> specials = {0,    1,   -1,    2.5,  -2.5, 127.9, 128.4, 255.6, -129.2, 40000.7,
+                                        -7e4, 3e9, -5e18, 1e30, nan,  inf,   -inf,  0.1,   65504,  7e4};
+  for (DataType from : CudaKernel(cast).dtypes) {
+    const Symbol<DType> in_dtype = DType::Get(from);
+    std::vector<double> values(120);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = specials[i % specials.size()] * (i % 3 == 2 ? -1 : 1);
+    const TensorPtr x = in_dtype->is_floating_point() ? FromDoubles(in_dtype, Shape{2, 3, 4, 5}, values)
+                                                      : RandomTensor(in_dtype, Shape{2, 3, 4, 5}, -300.0, 300.0);
+    for (DataType to : kAllTypes) {
+      const Attrs attrs{{"dtype", DType::Get(to)}};
+      for (const TensorPtr& layout : Layouts(x)) {
+        ExpectSameAsCpu(Apply1(cast, {OnDevice(layout, kCuda)}, attrs), Apply1(cast, {layout}, attrs),
+                        fmt::format("cast {} -> {}", in_dtype->name(), DType::Get(to)->name()), 1e-300);
+      }
+    }
+    MarkCovered(cast.name, in_dtype, DeviceType::kCUDA);
+  }
+}
+
 // NaN wins in maximum and minimum on both devices; infinities and signed zeros pass through.
 TEST(CudaElementwise, NonFiniteValuesMatchTheCpu) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();

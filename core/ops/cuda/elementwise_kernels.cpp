@@ -1,7 +1,7 @@
-// Elementwise ops on CUDA: every op with a fused opcode (add, mul, relu, relu_backward, ...) runs as a
-// one-step fused_elementwise program, so the device computes each element function in one place
-// (elementwise.cu), for fused programs and single ops alike. Operands broadcast and are read at any strides;
-// the output is written at its own (channels-last calls stay channels last).
+// Elementwise ops on CUDA: cast between every pair of dtypes (cast.cu), and every op with a fused opcode (add, mul,
+// relu, relu_backward, ...) runs as a one-step fused_elementwise program, so the device computes each element function
+// in one place (elementwise.cu), for fused programs and single ops alike. Operands broadcast and are read at any
+// strides; the output is written at its own (channels-last calls stay channels last).
 #include "core/ops/cuda/cuda_kernel.h"
 
 namespace oneflow::cuda {
@@ -35,6 +35,52 @@ void FusedElementwiseKernel(KernelContext& ctx) {
   std::vector<ElementwiseOperand> operands;
   for (const TensorPtr& x : ctx.inputs) operands.push_back(OperandOf(*x, ctx.out(0).shape()));
   RunElementwise(ctx.out(0), operands, program, 1.0, OpName(ctx));
+}
+
+Element ElementOf(Symbol<DType> dtype) {
+  switch (dtype->data_type()) {
+    case DataType::kBool:
+      return Element::kBool;
+    case DataType::kInt8:
+      return Element::kInt8;
+    case DataType::kUInt8:
+      return Element::kUInt8;
+    case DataType::kInt16:
+      return Element::kInt16;
+    case DataType::kInt32:
+      return Element::kInt32;
+    case DataType::kInt64:
+      return Element::kInt64;
+    case DataType::kFloat16:
+      return Element::kFloat16;
+    case DataType::kBFloat16:
+      return Element::kBFloat16;
+    case DataType::kFloat32:
+      return Element::kFloat32;
+    case DataType::kFloat64:
+      return Element::kFloat64;
+    default:
+      OF_THROW(Internal) << "no CUDA element type for " << dtype;
+  }
+}
+
+// cast: x and y of one shape, each at its own strides (a channels-last x gives a channels-last y).
+void CastKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& y = ctx.out(0);
+  if (x.ndim() > kMaxDims) OF_THROW(Unimplemented) << "cast: CUDA casts take at most " << kMaxDims << " dims";
+  CastArgs a;
+  a.ndim = static_cast<int32_t>(x.ndim());
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    a.sizes[d] = x.shape()[d].value();
+    a.x_strides[d] = x.strides()[static_cast<size_t>(d)];
+    a.y_strides[d] = y.strides()[static_cast<size_t>(d)];
+  }
+  a.numel = x.numel();
+  a.x = x.raw_data();
+  a.y = y.raw_data();
+  LaunchCast(ElementOf(x.dtype()), ElementOf(y.dtype()), a, StreamFor(y.device()));
+  CheckLaunch(OpName(ctx), y.device());
 }
 
 }  // namespace
@@ -91,6 +137,7 @@ void RegisterElementwiseKernels(OpRegistry& registry) {
       registry.AddKernel(op->name, {DeviceType::kCUDA, kFloatingTypes, OpcodeKernel, /*channels_last=*/true});
     }
   }
+  registry.AddKernel("cast", {DeviceType::kCUDA, kAllTypes, CastKernel, /*channels_last=*/true});
   registry.AddKernel("fused_elementwise",
                      {DeviceType::kCUDA, kFloatingTypes, FusedElementwiseKernel, /*channels_last=*/true});
 }

@@ -102,6 +102,20 @@ struct SgdArgs {
 };
 void LaunchSgd(Floating dtype, const SgdArgs& args, cudaStream_t stream);
 
+// Every dtype's element type, for cast.
+enum class Element : int32_t { kBool, kInt8, kUInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
+// y = x converted element by element with the CPU's rules (core/ops/cpu/elementwise_loops.h's Convert:
+// floating to integer truncates through int64, NaN gives 0, beyond int64 saturates; integers narrow modulo
+// 2^bits; non-zero to bool is true), x and y of one shape at their own strides (in elements).
+struct CastArgs {
+  int32_t ndim = 0;
+  int64_t sizes[kMaxDims] = {}, x_strides[kMaxDims] = {}, y_strides[kMaxDims] = {};
+  int64_t numel = 0;
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+void LaunchCast(Element from, Element to, const CastArgs& args, cudaStream_t stream);
+
 // Copies sizes[0] x ... x sizes[ndim - 1] elements of element_size (1, 2, 4 or 8) bytes between two strided
 // layouts (strides in elements); ndim <= kMaxDims.
 void LaunchStridedCopy(void* dst, const void* src, int64_t element_size, int32_t ndim, const int64_t* sizes,
