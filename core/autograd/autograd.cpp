@@ -234,10 +234,13 @@ void Backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>&
   // identity backward functions. Stored as it is, the leaf's grad would alias the caller's tensor (an
   // in-place write to one would change the other), and x.backward(x) would make x its own grad, a
   // reference cycle that leaks x (found by fuzz_ops). So such a gradient is stored as a copy, as
-  // PyTorch's AccumulateGrad clones a gradient referenced elsewhere.
+  // PyTorch's AccumulateGrad clones a gradient referenced elsewhere. Identity counts as well as memory:
+  // an empty tensor shares no memory, yet x.backward(x) on an empty x still made x its own grad (fuzz_ops).
   auto owned = [&](const TensorPtr& leaf, const TensorPtr& g) {
-    bool shared = MayShareMemory(*g, *leaf);
-    for (const TensorPtr& given : grads) shared = shared || (given && !given->is_lazy() && MayShareMemory(*g, *given));
+    bool shared = g == leaf || MayShareMemory(*g, *leaf);
+    for (const TensorPtr& given : grads) {
+      shared = shared || (given && (given == g || (!given->is_lazy() && MayShareMemory(*g, *given))));
+    }
     return shared ? CopyOf(g, nullptr) : g;
   };
   for (const auto& [leaf, g] : leaf_grads) {

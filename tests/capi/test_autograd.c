@@ -166,7 +166,8 @@ static void test_explicit_grad(void** state) {
 
 /* A leaf's grad is its own tensor, never the caller's gradient (nor the leaf itself): x.backward(x)
  * used to make x its own grad, a reference cycle that leaked x (LeakSanitizer sees it in the asan
- * build), and a caller's gradient reaching a leaf unchanged was stored as the grad itself. */
+ * build, also for an empty x), and a caller's gradient reaching a leaf unchanged was stored as the grad
+ * itself. */
 static void test_leaf_grad_is_not_the_callers_tensor(void** state) {
   of_session_t* s = *state;
   of_tensor_t* x = make_tensor(s, F32, DIMS(2), VALS(1, 2));
@@ -189,6 +190,16 @@ static void test_leaf_grad_is_not_the_callers_tensor(void** state) {
   of_tensor_release(y);
   of_tensor_release(w);
   of_tensor_release(x);
+  /* An empty x shares no memory with itself, and was still made its own grad (fuzz_ops found the leak). */
+  const int64_t empty_dims[2] = {0, 3};
+  of_tensor_t *e = NULL, *ge = NULL;
+  ASSERT_OK(of_tensor_zeros(s, of_dtype_float64(), empty_dims, 2, NULL, &e));
+  ASSERT_OK(of_tensor_set_requires_grad(e, 1));
+  ASSERT_OK(of_tensor_backward(s, e, e, 0));
+  ASSERT_OK(of_tensor_grad(e, &ge));
+  assert_non_null(ge);
+  of_tensor_release(ge);
+  of_tensor_release(e);
 }
 
 struct thread_probe {
