@@ -43,33 +43,6 @@ __global__ void CastKernel(CastArgs a) {
   }
 }
 
-// Calls fn(T{}) for the element type of `e`.
-template <typename Fn>
-void Visit(Element e, Fn&& fn) {
-  switch (e) {
-    case Element::kBool:
-      return fn(bool{});
-    case Element::kInt8:
-      return fn(int8_t{});
-    case Element::kUInt8:
-      return fn(uint8_t{});
-    case Element::kInt16:
-      return fn(int16_t{});
-    case Element::kInt32:
-      return fn(int32_t{});
-    case Element::kInt64:
-      return fn(int64_t{});
-    case Element::kFloat16:
-      return fn(__half{});
-    case Element::kBFloat16:
-      return fn(__nv_bfloat16{});
-    case Element::kFloat32:
-      return fn(float{});
-    case Element::kFloat64:
-      return fn(double{});
-  }
-}
-
 }  // namespace
 
 void LaunchCast(Element from, Element to, const CastArgs& args, cudaStream_t stream) {

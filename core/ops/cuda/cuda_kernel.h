@@ -16,7 +16,7 @@ namespace oneflow::cuda {
 // The dtypes of the floating CUDA kernels.
 inline const std::vector<DataType> kFloatingTypes = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
                                                      DataType::kBFloat16};
-Floating FloatingOf(Symbol<DType> dtype);
+Element ElementOf(Symbol<DType> dtype);
 
 // The stream of `device`, made current on the calling thread: where a kernel for it is launched.
 cudaStream_t StreamFor(Device device);

@@ -103,18 +103,9 @@ void Launch(const ElementwiseArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-void LaunchElementwise(Floating dtype, const ElementwiseArgs& args, cudaStream_t stream) {
+void LaunchElementwise(Element dtype, const ElementwiseArgs& args, cudaStream_t stream) {
   if (args.numel == 0) return;
-  switch (dtype) {
-    case Floating::kFloat32:
-      return Launch<float>(args, stream);
-    case Floating::kFloat64:
-      return Launch<double>(args, stream);
-    case Floating::kFloat16:
-      return Launch<__half>(args, stream);
-    case Floating::kBFloat16:
-      return Launch<__nv_bfloat16>(args, stream);
-  }
+  VisitFloating(dtype, [&](auto tag) { Launch<decltype(tag)>(args, stream); });
 }
 
 }  // namespace oneflow::cuda

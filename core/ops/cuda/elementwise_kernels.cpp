@@ -37,33 +37,6 @@ void FusedElementwiseKernel(KernelContext& ctx) {
   RunElementwise(ctx.out(0), operands, program, 1.0, OpName(ctx));
 }
 
-Element ElementOf(Symbol<DType> dtype) {
-  switch (dtype->data_type()) {
-    case DataType::kBool:
-      return Element::kBool;
-    case DataType::kInt8:
-      return Element::kInt8;
-    case DataType::kUInt8:
-      return Element::kUInt8;
-    case DataType::kInt16:
-      return Element::kInt16;
-    case DataType::kInt32:
-      return Element::kInt32;
-    case DataType::kInt64:
-      return Element::kInt64;
-    case DataType::kFloat16:
-      return Element::kFloat16;
-    case DataType::kBFloat16:
-      return Element::kBFloat16;
-    case DataType::kFloat32:
-      return Element::kFloat32;
-    case DataType::kFloat64:
-      return Element::kFloat64;
-    default:
-      OF_THROW(Internal) << "no CUDA element type for " << dtype;
-  }
-}
-
 // cast: x and y of one shape, each at its own strides (a channels-last x gives a channels-last y).
 void CastKernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
@@ -127,7 +100,7 @@ void RunElementwise(const Tensor& y, std::span<const ElementwiseOperand> inputs,
     args.in[k] = inputs[k].data;
   }
   args.scale = scale;
-  LaunchElementwise(FloatingOf(y.dtype()), args, StreamFor(y.device()));
+  LaunchElementwise(ElementOf(y.dtype()), args, StreamFor(y.device()));
   CheckLaunch(what, y.device());
 }
 

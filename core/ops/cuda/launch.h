@@ -14,8 +14,9 @@ inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxOperands = 8;  // inputs of one elementwise kernel
 inline constexpr int kMaxSteps = 32;    // instructions of one fused program
 
-// The floating dtypes of the elementwise kernels (float16 and bfloat16 compute in float, as on the CPU).
-enum class Floating : int32_t { kFloat32, kFloat64, kFloat16, kBFloat16 };
+// Every dtype's element type. The launchers of floating kernels take the four floating ones (float16 and
+// bfloat16 compute in float, as on the CPU); cast takes all.
+enum class Element : int32_t { kBool, kInt8, kUInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
 
 // y = scale * program(x[0], ..., x[num_inputs - 1]) at every element of y (scale in y's compute type), for a program of
 // fused_elementwise's opcodes (core/ops/fused.h) decoded into values: value v < num_inputs is input v, value num_inputs
@@ -36,7 +37,7 @@ struct ElementwiseArgs {
   const void* in[kMaxOperands] = {};
   double scale = 1;
 };
-void LaunchElementwise(Floating dtype, const ElementwiseArgs& args, cudaStream_t stream);
+void LaunchElementwise(Element dtype, const ElementwiseArgs& args, cudaStream_t stream);
 
 // Reductions of x over some of its dims, one output element per combination of the kept dims (row-major,
 // y contiguous): the kept and the reduced dims each as sizes and x's strides. Sums accumulate in double.
@@ -52,7 +53,7 @@ struct ReduceArgs {
   const void* x = nullptr;
   void* y = nullptr;
 };
-void LaunchReduce(ReduceKind kind, Floating dtype, const ReduceArgs& args, cudaStream_t stream);
+void LaunchReduce(ReduceKind kind, Element dtype, const ReduceArgs& args, cudaStream_t stream);
 
 // softmax / log_softmax along one dim, and their backward: `lines` lines of n elements, `inner` apart (line l
 // starts at (l / inner) * n * inner + l % inner). Forward: y = softmax(x); backward: dx from y and dy (x
@@ -63,7 +64,7 @@ struct SoftmaxArgs {
   const void* dy = nullptr;
   void* y = nullptr;
 };
-void LaunchSoftmax(bool log, bool backward, Floating dtype, const SoftmaxArgs& args, cudaStream_t stream);
+void LaunchSoftmax(bool log, bool backward, Element dtype, const SoftmaxArgs& args, cudaStream_t stream);
 
 // nll_loss (x holds log-probabilities) and cross_entropy (x holds logits, with label smoothing) over
 // `samples` samples of c classes `inner` apart (sample i's at (i / inner) * c * inner + i % inner), targets
@@ -85,7 +86,7 @@ struct LossArgs {
   void* out = nullptr;
   double* rows = nullptr;
 };
-void LaunchLoss(bool backward, Floating dtype, const LossArgs& args, cudaStream_t stream);
+void LaunchLoss(bool backward, Element dtype, const LossArgs& args, cudaStream_t stream);
 
 // One SGD step of n parameters in place (SgdOptions; buf the momentum buffer or null without momentum). With
 // loss scaling, found_inf and scale point at 0-d float32 tensors on the device: a non-zero found_inf skips
@@ -100,10 +101,8 @@ struct SgdArgs {
   const float* found_inf = nullptr;
   const float* scale = nullptr;
 };
-void LaunchSgd(Floating dtype, const SgdArgs& args, cudaStream_t stream);
+void LaunchSgd(Element dtype, const SgdArgs& args, cudaStream_t stream);
 
-// Every dtype's element type, for cast.
-enum class Element : int32_t { kBool, kInt8, kUInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
 // y = x converted element by element with the CPU's rules (core/ops/cpu/elementwise_loops.h's Convert:
 // floating to integer truncates through int64, NaN gives 0, beyond int64 saturates; integers narrow modulo
 // 2^bits; non-zero to bool is true), x and y of one shape at their own strides (in elements).

@@ -198,32 +198,14 @@ void LaunchLossOf(bool backward, const LossArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
-void LaunchSoftmax(bool log, bool backward, Floating dtype, const SoftmaxArgs& args, cudaStream_t stream) {
+void LaunchSoftmax(bool log, bool backward, Element dtype, const SoftmaxArgs& args, cudaStream_t stream) {
   if (args.lines == 0 || args.n == 0) return;
-  switch (dtype) {
-    case Floating::kFloat32:
-      return Launch<float>(log, backward, args, stream);
-    case Floating::kFloat64:
-      return Launch<double>(log, backward, args, stream);
-    case Floating::kFloat16:
-      return Launch<__half>(log, backward, args, stream);
-    case Floating::kBFloat16:
-      return Launch<__nv_bfloat16>(log, backward, args, stream);
-  }
+  VisitFloating(dtype, [&](auto tag) { Launch<decltype(tag)>(log, backward, args, stream); });
 }
 
-void LaunchLoss(bool backward, Floating dtype, const LossArgs& args, cudaStream_t stream) {
+void LaunchLoss(bool backward, Element dtype, const LossArgs& args, cudaStream_t stream) {
   if (args.samples == 0 && (backward || args.reduction == LossReduction::kNone)) return;
-  switch (dtype) {
-    case Floating::kFloat32:
-      return LaunchLossOf<float>(backward, args, stream);
-    case Floating::kFloat64:
-      return LaunchLossOf<double>(backward, args, stream);
-    case Floating::kFloat16:
-      return LaunchLossOf<__half>(backward, args, stream);
-    case Floating::kBFloat16:
-      return LaunchLossOf<__nv_bfloat16>(backward, args, stream);
-  }
+  VisitFloating(dtype, [&](auto tag) { LaunchLossOf<decltype(tag)>(backward, args, stream); });
 }
 
 }  // namespace oneflow::cuda

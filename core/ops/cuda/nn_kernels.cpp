@@ -32,7 +32,7 @@ void SoftmaxKernel(KernelContext& ctx) {
   SoftmaxArgs a = LinesOf(ctx.in(0), ctx.attrs);
   a.x = ctx.in(0).raw_data();
   a.y = ctx.out(0).raw_data();
-  LaunchSoftmax(kLog, /*backward=*/false, FloatingOf(ctx.in(0).dtype()), a, StreamFor(ctx.out(0).device()));
+  LaunchSoftmax(kLog, /*backward=*/false, ElementOf(ctx.in(0).dtype()), a, StreamFor(ctx.out(0).device()));
   CheckLaunch(OpName(ctx), ctx.out(0).device());
 }
 
@@ -43,7 +43,7 @@ void SoftmaxBackwardKernel(KernelContext& ctx) {
   a.x = ctx.in(0).raw_data();
   a.dy = ctx.in(1).raw_data();
   a.y = ctx.out(0).raw_data();
-  LaunchSoftmax(kLog, /*backward=*/true, FloatingOf(ctx.in(0).dtype()), a, StreamFor(ctx.out(0).device()));
+  LaunchSoftmax(kLog, /*backward=*/true, ElementOf(ctx.in(0).dtype()), a, StreamFor(ctx.out(0).device()));
   CheckLaunch(OpName(ctx), ctx.out(0).device());
 }
 
@@ -94,7 +94,7 @@ void LossKernel(KernelContext& ctx) {
     rows = Empty(DType::Float64(), Shape{a.samples}, device);
     a.rows = rows->data<double>();
   }
-  LaunchLoss(/*backward=*/false, FloatingOf(ctx.in(0).dtype()), a, StreamFor(device));
+  LaunchLoss(/*backward=*/false, ElementOf(ctx.in(0).dtype()), a, StreamFor(device));
   CheckLaunch(OpName(ctx), device);
 }
 
@@ -105,7 +105,7 @@ void LossBackwardKernel(KernelContext& ctx) {
   a.dy = ctx.in(0).raw_data();
   a.out = ctx.out(0).raw_data();
   const Device device = ctx.out(0).device();
-  LaunchLoss(/*backward=*/true, FloatingOf(ctx.in(1).dtype()), a, StreamFor(device));
+  LaunchLoss(/*backward=*/true, ElementOf(ctx.in(1).dtype()), a, StreamFor(device));
   CheckLaunch(OpName(ctx), device);
 }
 

@@ -5,6 +5,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+#include <type_traits>
+
+#include "core/ops/cuda/launch.h"
+
 namespace oneflow::cuda {
 
 template <typename T>
@@ -33,6 +38,43 @@ struct Wide<__nv_bfloat16> {
 template <typename T>
 __device__ inline double ToDouble(const T* p) {
   return static_cast<double>(Wide<T>::Load(p));
+}
+
+// Calls fn(T{}) with the storage type T of `e` (host code: launchers pick their kernel's instance).
+template <typename Fn>
+void Visit(Element e, Fn&& fn) {
+  switch (e) {
+    case Element::kBool:
+      return fn(bool{});
+    case Element::kInt8:
+      return fn(int8_t{});
+    case Element::kUInt8:
+      return fn(uint8_t{});
+    case Element::kInt16:
+      return fn(int16_t{});
+    case Element::kInt32:
+      return fn(int32_t{});
+    case Element::kInt64:
+      return fn(int64_t{});
+    case Element::kFloat16:
+      return fn(__half{});
+    case Element::kBFloat16:
+      return fn(__nv_bfloat16{});
+    case Element::kFloat32:
+      return fn(float{});
+    case Element::kFloat64:
+      return fn(double{});
+  }
+}
+// As Visit, for the kernels of floating dtypes only (the others are never registered for them).
+template <typename Fn>
+void VisitFloating(Element e, Fn&& fn) {
+  Visit(e, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
+      fn(tag);
+    }
+  });
 }
 
 }  // namespace oneflow::cuda

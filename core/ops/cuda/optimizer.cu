@@ -29,9 +29,9 @@ __global__ void SgdKernel(SgdArgs a) {
 
 }  // namespace
 
-void LaunchSgd(Floating dtype, const SgdArgs& args, cudaStream_t stream) {
+void LaunchSgd(Element dtype, const SgdArgs& args, cudaStream_t stream) {
   if (args.n == 0) return;
-  if (dtype == Floating::kFloat64) {
+  if (dtype == Element::kFloat64) {
     SgdKernel<double><<<BlocksFor(args.n), kThreads, 0, stream>>>(args);
   } else {
     SgdKernel<float><<<BlocksFor(args.n), kThreads, 0, stream>>>(args);

@@ -20,7 +20,7 @@ void SgdUpdateKernel(KernelContext& ctx) {
   if (a.momentum != 0.0) a.buf = ctx.in(2).raw_data();
   if (ctx.inputs[3]) a.found_inf = ctx.in(3).data<const float>();
   if (ctx.inputs[4]) a.scale = ctx.in(4).data<const float>();
-  LaunchSgd(FloatingOf(param.dtype()), a, StreamFor(param.device()));
+  LaunchSgd(ElementOf(param.dtype()), a, StreamFor(param.device()));
   CheckLaunch(OpName(ctx), param.device());
 }
 

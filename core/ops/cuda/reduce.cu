@@ -86,18 +86,9 @@ void LaunchKind(ReduceKind kind, const ReduceArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-void LaunchReduce(ReduceKind kind, Floating dtype, const ReduceArgs& args, cudaStream_t stream) {
+void LaunchReduce(ReduceKind kind, Element dtype, const ReduceArgs& args, cudaStream_t stream) {
   if (args.num_outputs == 0) return;
-  switch (dtype) {
-    case Floating::kFloat32:
-      return LaunchKind<float>(kind, args, stream);
-    case Floating::kFloat64:
-      return LaunchKind<double>(kind, args, stream);
-    case Floating::kFloat16:
-      return LaunchKind<__half>(kind, args, stream);
-    case Floating::kBFloat16:
-      return LaunchKind<__nv_bfloat16>(kind, args, stream);
-  }
+  VisitFloating(dtype, [&](auto tag) { LaunchKind<decltype(tag)>(kind, args, stream); });
 }
 
 }  // namespace oneflow::cuda

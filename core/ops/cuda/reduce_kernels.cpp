@@ -34,7 +34,7 @@ void Reduce(const KernelContext& ctx, ReduceKind kind, const std::vector<bool>& 
   args.denominator = denominator;
   args.x = x.raw_data();
   args.y = y.raw_data();
-  LaunchReduce(kind, FloatingOf(x.dtype()), args, StreamFor(y.device()));
+  LaunchReduce(kind, ElementOf(x.dtype()), args, StreamFor(y.device()));
   CheckLaunch(OpName(ctx), y.device());
 }
 

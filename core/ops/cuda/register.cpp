@@ -8,18 +8,30 @@
 namespace oneflow {
 namespace cuda {
 
-Floating FloatingOf(Symbol<DType> dtype) {
+Element ElementOf(Symbol<DType> dtype) {
   switch (dtype->data_type()) {
-    case DataType::kFloat32:
-      return Floating::kFloat32;
-    case DataType::kFloat64:
-      return Floating::kFloat64;
+    case DataType::kBool:
+      return Element::kBool;
+    case DataType::kInt8:
+      return Element::kInt8;
+    case DataType::kUInt8:
+      return Element::kUInt8;
+    case DataType::kInt16:
+      return Element::kInt16;
+    case DataType::kInt32:
+      return Element::kInt32;
+    case DataType::kInt64:
+      return Element::kInt64;
     case DataType::kFloat16:
-      return Floating::kFloat16;
+      return Element::kFloat16;
     case DataType::kBFloat16:
-      return Floating::kBFloat16;
+      return Element::kBFloat16;
+    case DataType::kFloat32:
+      return Element::kFloat32;
+    case DataType::kFloat64:
+      return Element::kFloat64;
     default:
-      OF_THROW(Internal) << "no CUDA floating type for " << dtype;
+      OF_THROW(Internal) << "no CUDA element type for " << dtype;
   }
 }
 
