@@ -254,7 +254,11 @@ inline of_tensor_t* SmallIndices(OpContext& c, std::vector<int64_t> dims, int64_
   std::vector<int64_t> values(static_cast<size_t>(Numel(dims)));
   for (int64_t& v : values) {
     const int64_t past = c.in.pick(3);
-    v = c.in.rare(8) ? (c.in.flag() ? -1 - past : bound + past) : c.in.pick(static_cast<uint32_t>(std::max<int64_t>(bound, 1)));
+    // A bound near INT64_MAX (a huge symbolic dim) has no room above it: saturate rather than overflow.
+    const int64_t above =
+        bound > std::numeric_limits<int64_t>::max() - past ? std::numeric_limits<int64_t>::max() : bound + past;
+    v = c.in.rare(8) ? (c.in.flag() ? -1 - past : above)
+                     : c.in.pick(static_cast<uint32_t>(std::max<int64_t>(bound, 1)));
   }
   of_tensor_t* t = nullptr;
   FZ_MUST(of_tensor_from_data(c.session, of_dtype_int64(), dims.data(), dims.size(), values.data(),
