@@ -9,7 +9,7 @@
 #include <immintrin.h>
 #endif
 
-#include "core/ops/cpu/avx2.h"
+#include "core/ops/cpu/x86_simd.h"
 
 namespace oneflow::cpu {
 

@@ -6,27 +6,21 @@
 #include "core/ops/cpu/winograd.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-#include "core/ops/cpu/avx2.h"
+#include "core/ops/cpu/x86_simd.h"
 
 namespace oneflow::cpu {
 
 #if defined(__x86_64__)
 namespace {
-
-// AVX2 and FMA, and no AVX-512: with AVX-512, oneDNN's direct kernels are twice as wide (the main job
-// ran 1.6x faster there before these kernels existed) and it has Winograd kernels of its own, so these
-// AVX2 ones would not be faster.
-bool Avx2WithoutAvx512() {
-  static const bool has = HasAvx2Fma() && !__builtin_cpu_supports("avx512f");
-  return has;
-}
 
 constexpr int kPositions = 16;  // a transformed tile is 4x4
 constexpr int kRows = 6;        // tiles (or input channels) per register block of the products
@@ -258,73 +252,111 @@ int64_t WeightRowsPerChunk(int64_t columns) { return std::max<int64_t>(1, 8192 /
 
 // ---- products ---------------------------------------------------------------------------------------
 
-// c[R][8 NV] (=, or += with Accumulate) sum over d < depth of a(r, d) * b[d][8 NV], where a(r, d) is
-// a[r * a_row + d * a_depth] and rows of b and c are ldb and ldc apart: R x 8 NV results in registers.
-template <int R, int NV, bool Accumulate>
-OF_AVX2 void MultiplyBlock(const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb, float* c,
-                           int64_t ldc, int64_t depth) {
-  __m256 acc[R][NV];
-#pragma GCC unroll 8
+// Note [One product kernel for two vector widths]
+// The products are written once, on GCC's vector extensions (Vec8, Vec16: operators, no intrinsics), and
+// compiled twice: MultiplyAvx2 and MultiplyAvx512 carry the target attributes and `flatten`, which
+// inlines the whole kernel into each, so each copy is code generated for its own instruction set (the
+// attribute cannot be a template parameter). Both widths need the same FMA throughput on CPUs that split
+// 512-bit operations in two (AMD's Zen 4), where the wider kernel still saves loads and broadcasts
+// (5-10% at 128 and 256 channels); unaligned loads and stores are memcpy's of a vector's bytes; on CPUs with two
+// 512-bit FMA units it does twice the work per cycle.
+typedef float Vec8 __attribute__((vector_size(32)));
+typedef float Vec16 __attribute__((vector_size(64)));
+
+// c[R][L NV] (=, or += with Accumulate) sum over d < depth of a(r, d) * b[d][L NV], for vectors V of L
+// lanes, where a(r, d) is a[r * a_row + d * a_depth] and rows of b and c are ldb and ldc apart: R x NV
+// vectors of results in registers.
+template <typename V, int R, int NV, bool Accumulate>
+void MultiplyBlock(const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb, float* c, int64_t ldc,
+                   int64_t depth) {
+  constexpr int L = sizeof(V) / sizeof(float);
+  V acc[R][NV];
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[r][j] = Accumulate ? _mm256_loadu_ps(c + r * ldc + 8 * j) : _mm256_setzero_ps();
-  }
-  for (int64_t d = 0; d < depth; ++d) {
-    __m256 bv[NV];
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) bv[j] = _mm256_loadu_ps(b + d * ldb + 8 * j);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * a_row + d * a_depth);
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[r][j] = _mm256_fmadd_ps(av, bv[j], acc[r][j]);
+    for (int j = 0; j < NV; ++j) {
+      acc[r][j] = V{};
+      if (Accumulate) __builtin_memcpy(&acc[r][j], c + r * ldc + L * j, sizeof(V));
     }
   }
+  for (int64_t d = 0; d < depth; ++d) {
+    V bv[NV];
 #pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) __builtin_memcpy(&bv[j], b + d * ldb + L * j, sizeof(V));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const float av = a[r * a_row + d * a_depth];
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[r][j] += av * bv[j];
+    }
+  }
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) _mm256_storeu_ps(c + r * ldc + 8 * j, acc[r][j]);
+    for (int j = 0; j < NV; ++j) __builtin_memcpy(c + r * ldc + L * j, &acc[r][j], sizeof(V));
   }
 }
 
-template <int NV, bool Accumulate>
-OF_AVX2 void MultiplyRows(int rows, const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb,
-                          float* c, int64_t ldc, int64_t depth) {
-  switch (rows) {
-    case 6:
-      return MultiplyBlock<6, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
-    case 5:
-      return MultiplyBlock<5, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
-    case 4:
-      return MultiplyBlock<4, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
-    case 3:
-      return MultiplyBlock<3, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
-    case 2:
-      return MultiplyBlock<2, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
-    default:
-      return MultiplyBlock<1, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
+// MultiplyBlock for 1 to R rows (`rows`).
+template <typename V, int R, int NV, bool Accumulate>
+void MultiplyRows(int rows, const float* a, int64_t a_row, int64_t a_depth, const float* b, int64_t ldb, float* c,
+                  int64_t ldc, int64_t depth) {
+  if constexpr (R > 1) {
+    if (rows < R) return MultiplyRows<V, R - 1, NV, Accumulate>(rows, a, a_row, a_depth, b, ldb, c, ldc, depth);
   }
+  MultiplyBlock<V, R, NV, Accumulate>(a, a_row, a_depth, b, ldb, c, ldc, depth);
 }
 
-// c (m x n, rows ldc apart) (= or +=) a * b for a(r, d) = a[r * a_row + d * a_depth] (m x depth) and b
-// (depth x n, rows n apart); n a multiple of 8.
-template <bool Accumulate>
-OF_AVX2 void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth,
-                      const float* b, float* c) {
+// c (m x n, rows n apart) (= or +=) a * b for a(r, d) = a[r * a_row + d * a_depth] (m x depth) and b
+// (depth x n, rows n apart); n a multiple of 8. Blocks of R rows and two vectors V of columns; the last
+// columns in one V, then in one Vec8.
+template <typename V, int R, bool Accumulate>
+void MultiplyPanels(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth, const float* b,
+                    float* c) {
+  constexpr int64_t L = sizeof(V) / sizeof(float), kColumns = 2 * L;
   // Columns in panels of b of at most 128 KiB, which stay in the L2 cache while every row passes.
-  const int64_t panel = std::max<int64_t>(16, 32 * 1024 / depth / 16 * 16);
+  const int64_t panel = std::max<int64_t>(kColumns, 32 * 1024 / depth / kColumns * kColumns);
   for (int64_t k0 = 0; k0 < n; k0 += panel) {
-    for (int64_t r = 0; r < m; r += kRows) {
-      const int rows = static_cast<int>(std::min<int64_t>(kRows, m - r));
-      for (int64_t k = k0; k < std::min(n, k0 + panel); k += 16) {
-        if (k + 16 <= n) {
-          MultiplyRows<2, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+    for (int64_t r = 0; r < m; r += R) {
+      const int rows = static_cast<int>(std::min<int64_t>(R, m - r));
+      const float* ar = a + r * a_row;
+      for (int64_t k = k0; k < std::min(n, k0 + panel);) {
+        float* ck = c + r * n + k;
+        if (k + kColumns <= n) {
+          MultiplyRows<V, R, 2, Accumulate>(rows, ar, a_row, a_depth, b + k, n, ck, n, depth);
+          k += kColumns;
+        } else if (k + L <= n) {
+          MultiplyRows<V, R, 1, Accumulate>(rows, ar, a_row, a_depth, b + k, n, ck, n, depth);
+          k += L;
         } else {
-          MultiplyRows<1, Accumulate>(rows, a + r * a_row, a_row, a_depth, b + k, n, c + r * n + k, n, depth);
+          MultiplyRows<Vec8, R, 1, Accumulate>(rows, ar, a_row, a_depth, b + k, n, ck, n, depth);
+          k += 8;
         }
       }
     }
   }
+}
+
+// 6 x 16 results in 12 of AVX2's 16 registers; 12 x 32 in 24 of AVX-512's 32.
+template <bool Accumulate>
+OF_AVX2 __attribute__((flatten)) void MultiplyAvx2(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row,
+                                                   int64_t a_depth, const float* b, float* c) {
+  MultiplyPanels<Vec8, 6, Accumulate>(m, n, depth, a, a_row, a_depth, b, c);
+}
+template <bool Accumulate>
+OF_AVX512 __attribute__((flatten)) void MultiplyAvx512(int64_t m, int64_t n, int64_t depth, const float* a,
+                                                       int64_t a_row, int64_t a_depth, const float* b, float* c) {
+  MultiplyPanels<Vec16, 12, Accumulate>(m, n, depth, a, a_row, a_depth, b, c);
+}
+
+// The products of the passes, on the widest vectors the CPU has (OF_WINOGRAD=avx2 keeps them on AVX2's,
+// so that the tests reach both kernels on an AVX-512 CPU).
+template <bool Accumulate>
+void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth, const float* b,
+              float* c) {
+  static const bool avx512 =
+      HasAvx512() && !(std::getenv("OF_WINOGRAD") && std::string(std::getenv("OF_WINOGRAD")) == "avx2");
+  (avx512 ? MultiplyAvx512<Accumulate> : MultiplyAvx2<Accumulate>)(m, n, depth, a, a_row, a_depth, b, c);
 }
 
 // ---- passes -----------------------------------------------------------------------------------------
@@ -364,12 +396,12 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
 bool WinogradRuns(const Winograd3x3& s) {
   const int64_t pad_bottom = s.oh + 2 - s.h - s.pad_top, pad_right = s.ow + 2 - s.w - s.pad_left;
   const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
-  // Measured faster than oneDNN's direct AVX2 kernels from 16 to 256 channels (bench/README.md). At 512
+  // Measured faster than oneDNN's direct kernels from 16 to 256 channels (bench/README.md). At 512
   // (ResNet-50's last stage, 7x7) they are slower: the 16 MiB of transformed weights (and of weight
   // gradient sums) outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles.
   const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 256; };
-  return Avx2WithoutAvx512() && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) &&
-         padding_ok(s.pad_left) && padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
+  return HasAvx2Fma() && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) && padding_ok(s.pad_left) &&
+         padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
 }
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,

@@ -24,8 +24,8 @@
 
 #include "core/op/dispatch.h"
 #include "core/op/layout.h"
-#include "core/ops/cpu/avx2.h"
 #include "core/ops/cpu/in_float32.h"
+#include "core/ops/cpu/x86_simd.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
