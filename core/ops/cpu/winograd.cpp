@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -55,9 +56,31 @@ float* Scratch(std::vector<float>& buffer, int64_t floats) {
   return buffer.data();
 }
 
+// Note [One kernel for two vector widths]
+// The tile transforms and the products are written once, on GCC's vector extensions (Vec8, Vec16:
+// operators, no intrinsics; unaligned loads and stores are memcpy's of a vector's bytes), and compiled
+// twice: the members of Avx2Kernels and Avx512Kernels carry the target attributes and `flatten`, which
+// inlines the whole kernel into each (helpers and always_inline lambdas included), so each copy is code
+// generated for its own instruction set (a target attribute cannot be a template parameter). On CPUs that
+// split 512-bit operations in two (AMD's Zen 4) both widths have the same FMA throughput, and the wider
+// kernels still save loads, broadcasts and adds (5-10% per convolution at 16 to 256 channels); on CPUs
+// with two 512-bit FMA units they do twice the work per cycle.
+typedef float Vec8 __attribute__((vector_size(32)));
+typedef float Vec16 __attribute__((vector_size(64)));
+
+// Loads and stores of a vector at unaligned addresses.
+template <typename V>
+[[gnu::always_inline]] inline void Load(V& v, const float* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <typename V>
+[[gnu::always_inline]] inline void Store(float* p, const V& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
 // ---- transforms -------------------------------------------------------------------------------------
 
-// The tile's image, and the top left of its output in the image.
+// The tile's image, and the top left of its output in the image; Next moves to the following tile.
 struct TileAt {
   int64_t image, y, x;
 };
@@ -65,13 +88,34 @@ TileAt Locate(const Pass& p, int64_t tile) {
   const int64_t per_image = p.tiles_y() * p.tiles_x(), r = tile % per_image;
   return {tile / per_image, r / p.tiles_x() * 2, r % p.tiles_x() * 2};
 }
+void Next(const Pass& p, TileAt& at) {
+  if ((at.x += 2) < p.ow) return;
+  at.x = 0;
+  if ((at.y += 2) < p.oh) return;
+  at.y = 0;
+  ++at.image;
+}
+
+// Calls fn(c, std::type_identity<V>) for c = 0, L, 2L, ... while a whole vector V of L lanes fits in
+// `channels`, then fn(c, std::type_identity<Vec8>) for the last 8 (channels are a multiple of 8). fn is
+// always_inline: inlined into the flattened kernel, never a copy compiled for the default target.
+template <typename V, typename Fn>
+[[gnu::always_inline]] inline void ForEachVector(int64_t channels, Fn&& fn) {
+  constexpr int64_t L = sizeof(V) / sizeof(float);
+  int64_t c = 0;
+  for (; c + L <= channels; c += L) fn(c, std::type_identity<V>{});
+  if constexpr (L > 8) {
+    if (c < channels) fn(c, std::type_identity<Vec8>{});
+  }
+}
 
 // v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
-OF_AVX2 void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
+template <typename V>
+void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
   const int64_t position_stride = nt * p.ci;
-  for (int64_t t = 0; t < nt; ++t) {
-    const TileAt at = Locate(p, t0 + t);
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t y0 = at.y - p.pt, x0 = at.x - p.pl;
     const float* image = in + at.image * p.ih * p.iw * p.ci;
     const bool inside = y0 >= 0 && x0 >= 0 && y0 + 4 <= p.ih && x0 + 4 <= p.iw;
@@ -81,93 +125,102 @@ OF_AVX2 void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t 
         valid[i][j] = inside || (y0 + i >= 0 && y0 + i < p.ih && x0 + j >= 0 && x0 + j < p.iw);
       }
     }
-    for (int64_t c = 0; c < p.ci; c += 8) {
-      __m256 d[4][4];
-      for (int i = 0; i < 4; ++i) {
-        for (int j = 0; j < 4; ++j) {
-          d[i][j] = valid[i][j] ? _mm256_loadu_ps(image + ((y0 + i) * p.iw + x0 + j) * p.ci + c) : _mm256_setzero_ps();
-        }
-      }
-      __m256 e[4][4];  // B^T d
-      for (int j = 0; j < 4; ++j) {
-        e[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
-        e[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
-        e[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
-        e[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
-      }
-      float* out = v + t * p.ci + c;
-      for (int i = 0; i < 4; ++i) {  // (B^T d) B
-        _mm256_storeu_ps(out + (4 * i + 0) * position_stride, _mm256_sub_ps(e[i][0], e[i][2]));
-        _mm256_storeu_ps(out + (4 * i + 1) * position_stride, _mm256_add_ps(e[i][1], e[i][2]));
-        _mm256_storeu_ps(out + (4 * i + 2) * position_stride, _mm256_sub_ps(e[i][2], e[i][1]));
-        _mm256_storeu_ps(out + (4 * i + 3) * position_stride, _mm256_sub_ps(e[i][1], e[i][3]));
-      }
-    }
+    ForEachVector<V>(
+        p.ci, [&](int64_t c, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W d[4][4];
+          for (int i = 0; i < 4; ++i) {
+            for (int j = 0; j < 4; ++j) {
+              d[i][j] = W{};
+              if (valid[i][j]) Load(d[i][j], image + ((y0 + i) * p.iw + x0 + j) * p.ci + c);
+            }
+          }
+          W e[4][4];  // B^T d
+          for (int j = 0; j < 4; ++j) {
+            e[0][j] = d[0][j] - d[2][j];
+            e[1][j] = d[1][j] + d[2][j];
+            e[2][j] = d[2][j] - d[1][j];
+            e[3][j] = d[1][j] - d[3][j];
+          }
+          float* out = v + t * p.ci + c;
+          for (int i = 0; i < 4; ++i) {  // (B^T d) B
+            Store(out + (4 * i + 0) * position_stride, e[i][0] - e[i][2]);
+            Store(out + (4 * i + 1) * position_stride, e[i][1] + e[i][2]);
+            Store(out + (4 * i + 2) * position_stride, e[i][2] - e[i][1]);
+            Store(out + (4 * i + 3) * position_stride, e[i][1] - e[i][3]);
+          }
+        });
   }
 }
 
 // out = A^T m A (+ bias) for the tiles [t0, t0 + nt) of m[16][nt][co], the outputs inside `out` only, where
 //   A^T = [1 1 1 0; 0 1 -1 -1].
-OF_AVX2 void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
+template <typename V>
+void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
   const int64_t position_stride = nt * p.co;
-  for (int64_t t = 0; t < nt; ++t) {
-    const TileAt at = Locate(p, t0 + t);
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
     float* image = out + at.image * p.oh * p.ow * p.co;
-    for (int64_t k = 0; k < p.co; k += 8) {
-      const float* in = m + t * p.co + k;
-      __m256 s[2][4];  // A^T m
-      for (int j = 0; j < 4; ++j) {
-        const __m256 m0 = _mm256_loadu_ps(in + (0 + j) * position_stride);
-        const __m256 m1 = _mm256_loadu_ps(in + (4 + j) * position_stride);
-        const __m256 m2 = _mm256_loadu_ps(in + (8 + j) * position_stride);
-        const __m256 m3 = _mm256_loadu_ps(in + (12 + j) * position_stride);
-        s[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-        s[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
-      }
-      const __m256 b = bias ? _mm256_loadu_ps(bias + k) : _mm256_setzero_ps();
-      for (int i = 0; i < rows; ++i) {  // (A^T m) A
-        float* row = image + ((at.y + i) * p.ow + at.x) * p.co + k;
-        _mm256_storeu_ps(row, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), s[i][2]), b));
-        if (cols == 2) {
-          _mm256_storeu_ps(row + p.co, _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(s[i][1], s[i][2]), s[i][3]), b));
-        }
-      }
-    }
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          const float* in = m + t * p.co + k;
+          W s[2][4];  // A^T m
+          for (int j = 0; j < 4; ++j) {
+            W m0, m1, m2, m3;
+            Load(m0, in + (0 + j) * position_stride);
+            Load(m1, in + (4 + j) * position_stride);
+            Load(m2, in + (8 + j) * position_stride);
+            Load(m3, in + (12 + j) * position_stride);
+            s[0][j] = m0 + m1 + m2;
+            s[1][j] = m1 - m2 - m3;
+          }
+          W b{};
+          if (bias) Load(b, bias + k);
+          for (int i = 0; i < rows; ++i) {  // (A^T m) A
+            float* row = image + ((at.y + i) * p.ow + at.x) * p.co + k;
+            Store(row, s[i][0] + s[i][1] + s[i][2] + b);
+            if (cols == 2) Store(row + p.co, s[i][1] - s[i][2] - s[i][3] + b);
+          }
+        });
   }
 }
 
 // w[16][nt][co] = A g A^T for the output-gradient tiles g of tiles [t0, t0 + nt) (zero outside the
 // output): the gradient of the output transform.
-OF_AVX2 void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
+template <typename V>
+void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
   const int64_t position_stride = nt * p.co;
-  for (int64_t t = 0; t < nt; ++t) {
-    const TileAt at = Locate(p, t0 + t);
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
     const float* image = dy + at.image * p.oh * p.ow * p.co;
-    for (int64_t k = 0; k < p.co; k += 8) {
-      __m256 g[2][2];
-      for (int i = 0; i < 2; ++i) {
-        for (int j = 0; j < 2; ++j) {
-          g[i][j] = i < rows && j < cols ? _mm256_loadu_ps(image + ((at.y + i) * p.ow + at.x + j) * p.co + k)
-                                         : _mm256_setzero_ps();
-        }
-      }
-      __m256 e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
-      for (int j = 0; j < 2; ++j) {
-        e[0][j] = g[0][j];
-        e[1][j] = _mm256_add_ps(g[0][j], g[1][j]);
-        e[2][j] = _mm256_sub_ps(g[0][j], g[1][j]);
-        e[3][j] = _mm256_sub_ps(_mm256_setzero_ps(), g[1][j]);
-      }
-      float* out = w + t * p.co + k;
-      for (int i = 0; i < 4; ++i) {  // (A g) A^T
-        _mm256_storeu_ps(out + (4 * i + 0) * position_stride, e[i][0]);
-        _mm256_storeu_ps(out + (4 * i + 1) * position_stride, _mm256_add_ps(e[i][0], e[i][1]));
-        _mm256_storeu_ps(out + (4 * i + 2) * position_stride, _mm256_sub_ps(e[i][0], e[i][1]));
-        _mm256_storeu_ps(out + (4 * i + 3) * position_stride, _mm256_sub_ps(_mm256_setzero_ps(), e[i][1]));
-      }
-    }
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W g[2][2];
+          for (int i = 0; i < 2; ++i) {
+            for (int j = 0; j < 2; ++j) {
+              g[i][j] = W{};
+              if (i < rows && j < cols) Load(g[i][j], image + ((at.y + i) * p.ow + at.x + j) * p.co + k);
+            }
+          }
+          W e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
+          for (int j = 0; j < 2; ++j) {
+            e[0][j] = g[0][j];
+            e[1][j] = g[0][j] + g[1][j];
+            e[2][j] = g[0][j] - g[1][j];
+            e[3][j] = -g[1][j];
+          }
+          float* out = w + t * p.co + k;
+          for (int i = 0; i < 4; ++i) {  // (A g) A^T
+            Store(out + (4 * i + 0) * position_stride, e[i][0]);
+            Store(out + (4 * i + 1) * position_stride, e[i][0] + e[i][1]);
+            Store(out + (4 * i + 2) * position_stride, e[i][0] - e[i][1]);
+            Store(out + (4 * i + 3) * position_stride, -e[i][1]);
+          }
+        });
   }
 }
 
@@ -252,17 +305,6 @@ int64_t WeightRowsPerChunk(int64_t columns) { return std::max<int64_t>(1, 8192 /
 
 // ---- products ---------------------------------------------------------------------------------------
 
-// Note [One product kernel for two vector widths]
-// The products are written once, on GCC's vector extensions (Vec8, Vec16: operators, no intrinsics), and
-// compiled twice: MultiplyAvx2 and MultiplyAvx512 carry the target attributes and `flatten`, which
-// inlines the whole kernel into each, so each copy is code generated for its own instruction set (the
-// attribute cannot be a template parameter). Both widths need the same FMA throughput on CPUs that split
-// 512-bit operations in two (AMD's Zen 4), where the wider kernel still saves loads and broadcasts
-// (5-10% at 128 and 256 channels); unaligned loads and stores are memcpy's of a vector's bytes; on CPUs with two
-// 512-bit FMA units it does twice the work per cycle.
-typedef float Vec8 __attribute__((vector_size(32)));
-typedef float Vec16 __attribute__((vector_size(64)));
-
 // c[R][L NV] (=, or += with Accumulate) sum over d < depth of a(r, d) * b[d][L NV], for vectors V of L
 // lanes, where a(r, d) is a[r * a_row + d * a_depth] and rows of b and c are ldb and ldc apart: R x NV
 // vectors of results in registers.
@@ -276,13 +318,13 @@ void MultiplyBlock(const float* a, int64_t a_row, int64_t a_depth, const float* 
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) {
       acc[r][j] = V{};
-      if (Accumulate) __builtin_memcpy(&acc[r][j], c + r * ldc + L * j, sizeof(V));
+      if (Accumulate) Load(acc[r][j], c + r * ldc + L * j);
     }
   }
   for (int64_t d = 0; d < depth; ++d) {
     V bv[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) __builtin_memcpy(&bv[j], b + d * ldb + L * j, sizeof(V));
+    for (int j = 0; j < NV; ++j) Load(bv[j], b + d * ldb + L * j);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const float av = a[r * a_row + d * a_depth];
@@ -293,7 +335,7 @@ void MultiplyBlock(const float* a, int64_t a_row, int64_t a_depth, const float* 
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) __builtin_memcpy(c + r * ldc + L * j, &acc[r][j], sizeof(V));
+    for (int j = 0; j < NV; ++j) Store(c + r * ldc + L * j, acc[r][j]);
   }
 }
 
@@ -337,26 +379,38 @@ void MultiplyPanels(int64_t m, int64_t n, int64_t depth, const float* a, int64_t
   }
 }
 
-// 6 x 16 results in 12 of AVX2's 16 registers; 12 x 32 in 24 of AVX-512's 32.
-template <bool Accumulate>
-OF_AVX2 __attribute__((flatten)) void MultiplyAvx2(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row,
-                                                   int64_t a_depth, const float* b, float* c) {
-  MultiplyPanels<Vec8, 6, Accumulate>(m, n, depth, a, a_row, a_depth, b, c);
-}
-template <bool Accumulate>
-OF_AVX512 __attribute__((flatten)) void MultiplyAvx512(int64_t m, int64_t n, int64_t depth, const float* a,
-                                                       int64_t a_row, int64_t a_depth, const float* b, float* c) {
-  MultiplyPanels<Vec16, 12, Accumulate>(m, n, depth, a, a_row, a_depth, b, c);
-}
+// The kernels of one vector width, each a copy for its instruction set (Note [One kernel for two vector
+// widths]). Products: 6 x 16 results in 12 of AVX2's 16 registers; 12 x 32 in 24 of AVX-512's 32.
+#define OF_WINOGRAD_KERNELS(Name, Target, V, R)                                                                      \
+  struct Name {                                                                                                      \
+    static Target __attribute__((flatten)) void Input(const Pass& p, const float* in, int64_t t0, int64_t nt,        \
+                                                      float* v) {                                                    \
+      TransformInput<V>(p, in, t0, nt, v);                                                                           \
+    }                                                                                                                \
+    static Target __attribute__((flatten)) void Output(const Pass& p, const float* m, int64_t t0, int64_t nt,        \
+                                                       const float* bias, float* out) {                              \
+      TransformOutput<V>(p, m, t0, nt, bias, out);                                                                   \
+    }                                                                                                                \
+    static Target __attribute__((flatten)) void OutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt,   \
+                                                           float* w) {                                               \
+      TransformOutputGrad<V>(p, dy, t0, nt, w);                                                                      \
+    }                                                                                                                \
+    template <bool Accumulate>                                                                                       \
+    static Target __attribute__((flatten)) void Multiply(int64_t m, int64_t n, int64_t depth, const float* a,        \
+                                                         int64_t a_row, int64_t a_depth, const float* b, float* c) { \
+      MultiplyPanels<V, R, Accumulate>(m, n, depth, a, a_row, a_depth, b, c);                                        \
+    }                                                                                                                \
+  };
+OF_WINOGRAD_KERNELS(Avx2Kernels, OF_AVX2, Vec8, 6)
+OF_WINOGRAD_KERNELS(Avx512Kernels, OF_AVX512, Vec16, 12)
+#undef OF_WINOGRAD_KERNELS
 
-// The products of the passes, on the widest vectors the CPU has (OF_WINOGRAD=avx2 keeps them on AVX2's,
-// so that the tests reach both kernels on an AVX-512 CPU).
-template <bool Accumulate>
-void Multiply(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth, const float* b,
-              float* c) {
-  static const bool avx512 =
+// Whether the passes run Avx512Kernels: where the CPU has AVX-512, unless OF_WINOGRAD=avx2 (so that the
+// tests reach both sets on an AVX-512 CPU).
+bool WideVectors() {
+  static const bool wide =
       HasAvx512() && !(std::getenv("OF_WINOGRAD") && std::string(std::getenv("OF_WINOGRAD")) == "avx2");
-  (avx512 ? MultiplyAvx512<Accumulate> : MultiplyAvx2<Accumulate>)(m, n, depth, a, a_row, a_depth, b, c);
+  return wide;
 }
 
 // ---- passes -----------------------------------------------------------------------------------------
@@ -372,7 +426,8 @@ std::unique_ptr<float[]> TransformedWeights(const float* weight, int64_t o, int6
   return u;
 }
 
-// out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias).
+// out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias), on kernels K.
+template <typename K>
 void RunForward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
   const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
                 blocks = (tiles + per_block - 1) / per_block;
@@ -382,12 +437,46 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
     float* m = Scratch(m_buffer, kPositions * per_block * p.co);
     for (int64_t block = begin; block < end; ++block) {
       const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-      TransformInput(p, in, t0, nt, v);
+      K::Input(p, in, t0, nt, v);
       for (int xi = 0; xi < kPositions; ++xi) {
-        Multiply<false>(nt, p.co, p.ci, v + xi * nt * p.ci, p.ci, 1, u + xi * p.ci * p.co, m + xi * nt * p.co);
+        K::template Multiply<false>(nt, p.co, p.ci, v + xi * nt * p.ci, p.ci, 1, u + xi * p.ci * p.co,
+                                    m + xi * nt * p.co);
       }
-      TransformOutput(p, m, t0, nt, bias, out);
+      K::Output(p, m, t0, nt, bias, out);
     }
+  });
+}
+
+// dw = the weight gradient, on kernels K.
+template <typename K>
+void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
+                blocks = (tiles + per_block - 1) / per_block;
+  // Each part sums its share of the blocks into its own z[16][c][o] (its first block overwrites it); the
+  // inverse transform adds the parts in order.
+  const int64_t parts = std::min<int64_t>(pool.num_threads(), blocks), z_size = kPositions * s.c * s.o;
+  const std::unique_ptr<float[]> z(new float[parts * z_size]);
+  pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> v_buffer, g_buffer;
+    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
+    float* g = Scratch(g_buffer, kPositions * per_block * p.co);
+    for (int64_t part = begin; part < end; ++part) {
+      float* zp = z.get() + part * z_size;
+      const int64_t first = blocks * part / parts;
+      for (int64_t block = first; block < blocks * (part + 1) / parts; ++block) {
+        const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
+        K::Input(p, x, t0, nt, v);
+        K::OutputGrad(p, dy, t0, nt, g);
+        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) (+)= v[xi]^T (c x nt) g[xi] (nt x o)
+          const auto multiply = block == first ? K::template Multiply<false> : K::template Multiply<true>;
+          multiply(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
+        }
+      }
+    }
+  });
+  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
+    InverseTransformWeights(z.get(), parts, z_size, s.o, s.c, begin, end, dw);
   });
 }
 
@@ -407,44 +496,19 @@ bool WinogradRuns(const Winograd3x3& s) {
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool& pool) {
   const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, pool);
-  RunForward({s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}, x, u.get(), bias, y, pool);
+  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  (WideVectors() ? RunForward<Avx512Kernels> : RunForward<Avx2Kernels>)(p, x, u.get(), bias, y, pool);
 }
 
 void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
   const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, pool);
   // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
-  RunForward({s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left}, dy, u.get(), nullptr, dx, pool);
+  const Pass p{s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left};
+  (WideVectors() ? RunForward<Avx512Kernels> : RunForward<Avx2Kernels>)(p, dy, u.get(), nullptr, dx, pool);
 }
 
 void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
-  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
-                blocks = (tiles + per_block - 1) / per_block;
-  // Each part sums its share of the blocks into its own z[16][c][o] (its first block overwrites it); the
-  // inverse transform adds the parts in order.
-  const int64_t parts = std::min<int64_t>(pool.num_threads(), blocks), z_size = kPositions * s.c * s.o;
-  const std::unique_ptr<float[]> z(new float[parts * z_size]);
-  pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> v_buffer, g_buffer;
-    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
-    float* g = Scratch(g_buffer, kPositions * per_block * p.co);
-    for (int64_t part = begin; part < end; ++part) {
-      float* zp = z.get() + part * z_size;
-      const int64_t first = blocks * part / parts;
-      for (int64_t block = first; block < blocks * (part + 1) / parts; ++block) {
-        const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-        TransformInput(p, x, t0, nt, v);
-        TransformOutputGrad(p, dy, t0, nt, g);
-        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) (+)= v[xi]^T (c x nt) g[xi] (nt x o)
-          const auto multiply = block == first ? Multiply<false> : Multiply<true>;
-          multiply(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
-        }
-      }
-    }
-  });
-  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
-    InverseTransformWeights(z.get(), parts, z_size, s.o, s.c, begin, end, dw);
-  });
+  (WideVectors() ? RunBackwardWeight<Avx512Kernels> : RunBackwardWeight<Avx2Kernels>)(s, x, dy, dw, pool);
 }
 
 #else  // no AVX2 kernels on other architectures

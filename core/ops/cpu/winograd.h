@@ -1,6 +1,6 @@
 // Winograd F(2x2, 3x3) convolutions: float32 3x3 convolutions of stride 1 on channels-last (NHWC) data,
-// forward and both backwards, with AVX2 and FMA (the products on AVX-512 where the CPU has it). conv2d's
-// float32 kernels call them where WinogradRuns (core/ops/dnnl/conv.cpp) and oneDNN otherwise.
+// forward and both backwards, with AVX2 and FMA (AVX-512 for the tiles and products where the CPU has
+// it). conv2d's float32 kernels call them where WinogradRuns (core/ops/dnnl/conv.cpp) and oneDNN otherwise.
 //
 // Note [Winograd convolutions]
 // oneDNN's direct kernels run the 3x3 convolutions of the main job and of ResNets at 60-95% of the FMA
@@ -23,7 +23,7 @@
 // 7% less time with them (2254 against 2100 ms) on such a CPU, before the products had an AVX-512 kernel.
 //
 // OF_WINOGRAD=0 in the environment turns these kernels off (every convolution runs oneDNN's), for
-// benchmarks that compare the two; OF_WINOGRAD=avx2 keeps their products on AVX2 on an AVX-512 CPU.
+// benchmarks that compare the two; OF_WINOGRAD=avx2 keeps them on AVX2 on an AVX-512 CPU.
 #pragma once
 
 #include <cstdint>
