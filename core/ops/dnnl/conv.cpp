@@ -379,57 +379,37 @@ void ConvF32(KernelContext& ctx) {
              ctx.out(0).raw_data());
 }
 
-void ConvBackwardDataF32(KernelContext& ctx) {
-  ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvBackwardDataRef<float>);
-  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
-  const TensorPtr dy = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
-  void* dx = ctx.out(0).raw_data();
-  if (const auto s = WinogradOf(g)) {
-    return cpu::WinogradBackwardData(*s, dy->data<float>(), w->data<float>(), static_cast<float*>(dx), ctx.pool);
-  }
-  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
-  static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
-  auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
-    const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, false),
-                                                         DefaultAttr(), Engine());
-    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, PrimData(g, SrcDims(g)),
-                                                     AnyDesc(WeightDims(g)), PrimData(g, DstDims(g)), Strides(g),
-                                                     Dilates(g), PaddingL(g), PaddingR(g));
-    dnnl::convolution_backward_data::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
-    return ConvBwdDataEntry{pd, dnnl::convolution_backward_data(pd),
-                            Operand(UserData(g, DstDims(g)), pd.diff_dst_desc(), true),
-                            Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
-                            Operand(UserData(g, SrcDims(g)), pd.diff_src_desc(), false)};
-  });
-  dnnl::stream& stream = exec.stream;
-  const memory diff_src = e->diff_src.Prepare(dx, kSlotDst, stream);
-  e->prim.execute(stream, {{DNNL_ARG_DIFF_DST, e->diff_dst.Prepare(dy->raw_data(), kSlotDiff, stream)},
-                           {DNNL_ARG_WEIGHTS, e->weights.Prepare(w->raw_data(), kSlotWeights, stream)},
-                           {DNNL_ARG_DIFF_SRC, diff_src},
-                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
-  e->diff_src.Finish(diff_src, dx, stream);
-  stream.wait();
-}
-
 void CheckSgemm(dnnl_status_t status) {
   OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
 }
 
-// Note [1x1 weight gradients as one product]
+// Note [1x1 convolutions as products]
 // On channels-last data a 1x1 convolution without padding is a matrix product over the P = n * oh * ow
-// output positions: dW (o x c) = dY^T (o x P) X (P x c), X being x at the strided positions (gathered into
-// a buffer when the stride is not 1). oneDNN's sgemm runs it faster than its 1x1 weight-gradient primitive
-// plus the reorder of that primitive's blocked weights back to OIHW: on ResNet-50's 36 such convolutions
-// (bench/profile_step.py, 2 threads, lazy) 47 ms against 120 ms per step at batch 4 and 387 ms against 418
-// ms at batch 16 on an AVX-512 Xeon; an AVX2 EPYC's sgemm was slower when its output had more rows than
-// columns, so the product is formed with min(o, c) rows, and transposed into dW when o > c.
-bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
+// output positions, which oneDNN's sgemm runs on the plain (o, c) weights, without the reorders to and
+// from the blocked layouts of oneDNN's convolution primitives.
+//
+// The weight gradient: dW (o x c) = dY^T (o x P) X (P x c), X being x at the strided positions (gathered
+// into a buffer when the stride is not 1). oneDNN's sgemm runs it faster than its 1x1 weight-gradient
+// primitive plus the reorder of that primitive's blocked weights back to OIHW: on ResNet-50's 36 such
+// convolutions (bench/profile_step.py, 2 threads, lazy) 47 ms against 120 ms per step at batch 4 and 387
+// ms against 418 ms at batch 16 on an AVX-512 Xeon; an AVX2 EPYC's sgemm was slower when its output had
+// more rows than columns, so the product is formed with min(o, c) rows, and transposed into dW when o > c.
+//
+// The backward data of a stride-1 one: dX (P x c) = dY (P x o) W (o x c), in place of oneDNN's 1x1
+// backward-data primitive and its weight reorder. Per call on ResNet-50's shapes (2 threads, AVX-512 EPYC)
+// equal at large P and up to 1.8x faster at small P (the last stage's 7x7 images at batch 2: 1.03 against
+// 1.84 ms); per training step (lazy) 3-4% less time at batch 1 (180 against 187 ms, the fastest of 15), the
+// same at batch 4. (The forward as X W^T or as (W X^T)^T was as often slower as faster than oneDNN's
+// primitive per call, so it stays there.)
+bool OneByOneProduct(const ConvGeom& g) {
   const Window2d& win = g.win;
-  if (bias || g.is3d || g.g != 1 || g.kh != 1 || g.kw != 1 || win.padding[0] != 0 || win.padding[1] != 0 ||
-      win.padding_end[0] != 0 || win.padding_end[1] != 0 || !ChannelsLastCall(ctx.in(0), ctx.in(1))) {
-    return false;
-  }
+  return !g.is3d && g.g == 1 && g.kh == 1 && g.kw == 1 && win.padding[0] == 0 && win.padding[1] == 0 &&
+         win.padding_end[0] == 0 && win.padding_end[1] == 0;
+}
+
+bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
+  if (bias || !OneByOneProduct(g) || !ChannelsLastCall(ctx.in(0), ctx.in(1))) return false;
+  const Window2d& win = g.win;
   const int64_t p = g.n * g.oh * g.ow, sh = win.stride[0], sw = win.stride[1];
   const float* x = ctx.in(0).data<float>();
   const float* dy = ctx.in(1).data<float>();
@@ -462,6 +442,47 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
     }
   });
   return true;
+}
+
+bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
+  if (!OneByOneProduct(g) || !g.channels_last || g.win.stride[0] != 1 || g.win.stride[1] != 1) return false;
+  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
+  CheckSgemm(dnnl_sgemm('N', 'N', g.n * g.oh * g.ow, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, dx, g.c));
+  return true;
+}
+
+void ConvBackwardDataF32(KernelContext& ctx) {
+  ConvGeom g = ConvGeomOf(ctx.in(2), ctx.in(1), ctx.attrs);
+  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvBackwardDataRef<float>);
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
+  const TensorPtr dy = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
+  void* dx = ctx.out(0).raw_data();
+  if (const auto s = WinogradOf(g)) {
+    return cpu::WinogradBackwardData(*s, dy->data<float>(), w->data<float>(), static_cast<float*>(dx), ctx.pool);
+  }
+  if (OneByOneBackwardData(ctx, g, dy->data<float>(), w->data<float>(), static_cast<float*>(dx))) return;
+  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
+  static auto* cache = new PrimitiveCache<ConvBwdDataEntry>();
+  auto e = cache->Get(ConvKey(exec, 2, g, false), [&] {
+    const dnnl::convolution_forward::primitive_desc hint(ConvFwdDesc(g, dnnl::prop_kind::forward_training, false),
+                                                         DefaultAttr(), Engine());
+    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, PrimData(g, SrcDims(g)),
+                                                     AnyDesc(WeightDims(g)), PrimData(g, DstDims(g)), Strides(g),
+                                                     Dilates(g), PaddingL(g), PaddingR(g));
+    dnnl::convolution_backward_data::primitive_desc pd(desc, DefaultAttr(), Engine(), hint);
+    return ConvBwdDataEntry{pd, dnnl::convolution_backward_data(pd),
+                            Operand(UserData(g, DstDims(g)), pd.diff_dst_desc(), true),
+                            Operand(PlainDesc(WeightDims(g)), pd.weights_desc(), true),
+                            Operand(UserData(g, SrcDims(g)), pd.diff_src_desc(), false)};
+  });
+  dnnl::stream& stream = exec.stream;
+  const memory diff_src = e->diff_src.Prepare(dx, kSlotDst, stream);
+  e->prim.execute(stream, {{DNNL_ARG_DIFF_DST, e->diff_dst.Prepare(dy->raw_data(), kSlotDiff, stream)},
+                           {DNNL_ARG_WEIGHTS, e->weights.Prepare(w->raw_data(), kSlotWeights, stream)},
+                           {DNNL_ARG_DIFF_SRC, diff_src},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}});
+  e->diff_src.Finish(diff_src, dx, stream);
+  stream.wait();
 }
 
 void ConvBackwardWeightF32(KernelContext& ctx) {
