@@ -64,8 +64,9 @@ const std::vector<ConvCase> kCases = {
     {{2, 8, 5, 5}, 8, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{3, 8, 7, 6}, 16, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false},  // a downsampling shortcut
     // 1x1 convolutions as products on channels-last data (Note [1x1 convolutions as products]): weight
-    // gradients with fewer output than input channels (the product is dW), more (dW^T, transposed in tiles
-    // of 64 x 32), and an uneven stride (x gathered); the backward data of the stride-1 ones.
+    // gradients with fewer output than input channels (the product is dW), more (dW, or on AVX2 dW^T
+    // transposed in tiles of 64 x 32: ops.convolutions_on_avx2), and an uneven stride (x gathered); the
+    // backward data of the stride-1 ones.
     {{2, 16, 6, 5}, 8, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 8, 5, 5}, 72, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 40, 7, 6}, 24, 1, 1, {2, 1}, {0, 0}, {1, 1}, 1, true},

@@ -392,8 +392,10 @@ void CheckSgemm(dnnl_status_t status) {
 // into a buffer when the stride is not 1). oneDNN's sgemm runs it faster than its 1x1 weight-gradient
 // primitive plus the reorder of that primitive's blocked weights back to OIHW: on ResNet-50's 36 such
 // convolutions (bench/profile_step.py, 2 threads, lazy) 47 ms against 120 ms per step at batch 4 and 387
-// ms against 418 ms at batch 16 on an AVX-512 Xeon; an AVX2 EPYC's sgemm was slower when its output had
-// more rows than columns, so the product is formed with min(o, c) rows, and transposed into dW when o > c.
+// ms against 418 ms at batch 16 on an AVX-512 Xeon. Where oneDNN's sgemm runs on AVX2 (an AVX2 EPYC) it
+// was slower when its output had more rows than columns, so there the product is formed with min(o, c)
+// rows, and transposed into dW when o > c; on AVX-512 (an AVX-512 EPYC) dW directly is faster than the
+// transposed product and its transpose (ResNet-50's 512 -> 2048 at batch 1: 0.50 against 1.83 ms).
 //
 // The backward data of a stride-1 one: dX (P x c) = dY (P x o) W (o x c), in place of oneDNN's 1x1
 // backward-data primitive and its weight reorder. Per call on ResNet-50's shapes (2 threads, AVX-512 EPYC)
@@ -401,6 +403,19 @@ void CheckSgemm(dnnl_status_t status) {
 // 1.84 ms); per training step (lazy) 3-4% less time at batch 1 (180 against 187 ms, the fastest of 15), the
 // same at batch 4. (The forward as X W^T or as (W X^T)^T was as often slower as faster than oneDNN's
 // primitive per call, so it stays there.)
+
+// Whether oneDNN's sgemm runs on AVX-512 (it follows the CPU, or ONEDNN_MAX_CPU_ISA).
+bool SgemmOnAvx512() {
+  static const bool avx512 = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
+               avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & avx512_core) == avx512_core;
+  }();
+  return avx512;
+}
+
+// A 2-D 1x1 convolution of one group without padding (a product over the output positions, given
+// channels-last data).
 bool OneByOneProduct(const ConvGeom& g) {
   const Window2d& win = g.win;
   return !g.is3d && g.g == 1 && g.kh == 1 && g.kw == 1 && win.padding[0] == 0 && win.padding[1] == 0 &&
@@ -425,7 +440,7 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
     x = gathered;
   }
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  if (g.o <= g.c) {
+  if (g.o <= g.c || SgemmOnAvx512()) {
     CheckSgemm(dnnl_sgemm('T', 'N', g.o, g.c, p, 1.0f, dy, g.o, x, g.c, 0.0f, dw, g.c));
     return true;
   }
