@@ -9,7 +9,10 @@
 
 for each model and batch (mlp 32, resnet18 8, resnet50 1, 4 and 16), each model, mode and format in its
 own process so that its peak resident memory (ru_maxrss) is its own, and prints one table of the medians
-with the ratios (x/y = x ms / y ms):
+with the ratios (x/y = x ms / y ms). With --rounds R every program of a row runs R times, the rounds
+interleaved (eager, lazy, PyTorch's formats, libtorch, then again), and the table shows the median of each
+program's R medians, and under it the range of PT/lazy and PT/eager over the rounds: on a shared machine
+one program's slow run then neither makes nor breaks a ratio.
 
     PT/lazy, PT/eager   best PyTorch / oneflow_c        above 1: oneflow_c is faster
     lazy/eager          oneflow_c lazy / eager          at most 1: the graph is at least as fast
@@ -24,10 +27,11 @@ the earlier comparison); lazy/eager <= 1; LT/lazy >= 10 for the MLP; resnet50 ba
 peak; lazy RSS <= PyTorch RSS. A line per missed target; exits 1 when one is missed.
 
     /usr/bin/python3 bench/compare_cpu.py [--build-dir build/release] [--threads N] [--model all|LIST]
-        [--batch N] [--warmup N] [--iters N]
+        [--batch N] [--warmup N] [--iters N] [--rounds R]
 """
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 
@@ -55,6 +59,27 @@ def ratio(a, b):
     return None if a is None or b is None else a / b
 
 
+class Row:
+    """One model and batch: the records of each round, by program (eager, lazy, a PyTorch format, libtorch)."""
+
+    def __init__(self, name, batch, formats, runs):
+        self.name, self.batch, self.formats, self.runs = name, batch, formats, runs
+        self.torch_format = min(formats, key=self.ms)
+
+    def ms(self, program):
+        """The median over the rounds of the program's median step (None if it did not run)."""
+        if program not in self.runs[0]:
+            return None
+        return statistics.median(r[program]["median_ms"] for r in self.runs)
+
+    def rss(self, program):
+        return max(r[program]["max_rss_mb"] for r in self.runs)
+
+    def range_over(self, mode):
+        ratios = [min(r[f]["median_ms"] for f in self.formats) / r[mode]["median_ms"] for r in self.runs]
+        return f"{min(ratios):.2f} - {max(ratios):.2f}"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build-dir", default=os.path.join(benchlib.REPO, "build", "release"))
@@ -63,7 +88,10 @@ def main():
     p.add_argument("--batch", type=int, default=0, help="one batch size for every model instead of the defaults")
     p.add_argument("--warmup", type=int, default=-1, help="default: each program's, by model and batch")
     p.add_argument("--iters", type=int, default=-1, help="default: each program's, by model and batch")
+    p.add_argument("--rounds", type=int, default=1, help="runs of every program per row, interleaved (median)")
     a = p.parse_args()
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
     names = list(benchlib.MODELS) if a.model == "all" else a.model.split(",")
     for name in names:
         if name not in benchlib.MODELS:
@@ -94,18 +122,19 @@ def main():
         for name in names:
             for batch in (a.batch,) if a.batch > 0 else benchlib.MODELS[name]["batches"]:
                 common = ["--model", name, "--batch", str(batch), "--threads", T] + steps
-                ours = {mode: run([os.path.join(bench_dir, "cpu_train_step"), "--mode", mode] + common)
-                        for mode in ("eager", "lazy")}
                 formats = ("nchw",) if name == "mlp" else ("nchw", "channels_last")
-                torch = [run([sys.executable, os.path.join(benchlib.HERE, "pytorch_train_step.py"), "--format", f]
-                             + common) for f in formats]
-                best = min(torch, key=lambda r: r["median_ms"])
-                lt = None
-                if has_libtorch:
-                    lt = run([libtorch, "--format", best["format"], "--torchscript-dir", tmp] + common)
-                rows.append({"name": name, "batch": batch, "eager": ours["eager"], "lazy": ours["lazy"], "torch": best,
-                             "torch_rss": min(r["max_rss_mb"] for r in torch), "libtorch": lt})
-
+                runs = []  # one dict of records per round
+                for _ in range(a.rounds):
+                    r = {mode: run([os.path.join(bench_dir, "cpu_train_step"), "--mode", mode] + common)
+                         for mode in ("eager", "lazy")}
+                    for f in formats:
+                        r[f] = run([sys.executable, os.path.join(benchlib.HERE, "pytorch_train_step.py"), "--format",
+                                    f] + common)
+                    if has_libtorch:  # in the round's faster PyTorch format
+                        best = min(formats, key=lambda f: r[f]["median_ms"])
+                        r["libtorch"] = run([libtorch, "--format", best, "--torchscript-dir", tmp] + common)
+                    runs.append(r)
+                rows.append(Row(name, batch, formats, runs))
     print(f"\nCPU training step (forward, cross-entropy, backward, SGD momentum 0.9), fp32, {a.threads} threads, "
           f"median ms; x/y = x ms / y ms; libtorch runs in PyTorch's faster format")
     print(f"fp32 FMA peak ({peaks[1]['isa']}): {peaks[1]['gflops']:.1f} GFLOP/s on 1 thread, {peak:.1f} on "
@@ -117,16 +146,16 @@ def main():
     print("-" * len(head))
     targets = benchlib.Targets()
     for r in rows:
-        eager, lazy, pt = r["eager"]["median_ms"], r["lazy"]["median_ms"], r["torch"]["median_ms"]
-        lt = r["libtorch"]["median_ms"] if r["libtorch"] else None
-        gflops = r["lazy"]["gflops"]
-        rss = (r["eager"]["max_rss_mb"], r["lazy"]["max_rss_mb"], r["torch_rss"])
-        print(f"{r['name']:9} {r['batch']:5d} {fmt_ms(eager):>9} {fmt_ms(lazy):>9} {fmt_ms(pt):>9} "
-              f"{'-' if r['name'] == 'mlp' else r['torch']['format']:>13} {fmt_ms(lt):>9} {fmt_ratio(pt / lazy):>7} {fmt_ratio(pt / eager):>8} "
-              f"{fmt_ratio(lazy / eager):>10} {fmt_ratio(ratio(lt, lazy)):>7} {r['lazy']['gflop']:7.3g} "
-              f"{gflops:7.1f} {100 * gflops / peak:5.1f}  {'%.0f / %.0f / %.0f' % rss:>26}")
-        row = f"{r['name']} batch {r['batch']}"
-        mlp = r["name"] == "mlp"
+        eager, lazy, pt, lt = r.ms("eager"), r.ms("lazy"), r.ms(r.torch_format), r.ms("libtorch")
+        gflops = r.runs[0]["lazy"]["gflop"] * 1000.0 / lazy
+        rss = (r.rss("eager"), r.rss("lazy"), min(r.rss(f) for f in r.formats))
+        print(f"{r.name:9} {r.batch:5d} {fmt_ms(eager):>9} {fmt_ms(lazy):>9} {fmt_ms(pt):>9} "
+              f"{'-' if r.name == 'mlp' else r.torch_format:>13} {fmt_ms(lt):>9} {fmt_ratio(pt / lazy):>7} "
+              f"{fmt_ratio(pt / eager):>8} {fmt_ratio(lazy / eager):>10} {fmt_ratio(ratio(lt, lazy)):>7} "
+              f"{r.runs[0]['lazy']['gflop']:7.3g} {gflops:7.1f} {100 * gflops / peak:5.1f}  "
+              f"{'%.0f / %.0f / %.0f' % rss:>26}")
+        row = f"{r.name} batch {r.batch}"
+        mlp = r.name == "mlp"
         targets.at_least(f"{row}: PyTorch / lazy", pt / lazy,
                          TARGETS["mlp_pytorch_over_ours" if mlp else "pytorch_over_lazy"])
         targets.at_least(f"{row}: PyTorch / eager", pt / eager,
@@ -135,8 +164,12 @@ def main():
         targets.at_most(f"{row}: lazy peak RSS / PyTorch's", rss[1] / rss[2], 1.0)
         if mlp:
             targets.at_least(f"{row}: libtorch / lazy", ratio(lt, lazy), TARGETS["mlp_libtorch_over_lazy"])
-        if r["name"] == "resnet50" and r["batch"] == 16:
+        if r.name == "resnet50" and r.batch == 16:
             targets.at_least(f"{row}: lazy GFLOP/s / FMA peak", gflops / peak, TARGETS["peak_share"])
+    if a.rounds > 1:
+        print(f"\nover the {a.rounds} rounds (min - max of each round's ratio, PyTorch's faster format of the round):")
+        for r in rows:
+            print(f"{r.name:9} {r.batch:5d}  PT/lazy {r.range_over('lazy')}  PT/eager {r.range_over('eager')}")
     if not has_libtorch:
         print(f"(libtorch: {libtorch} not built; install Debian's libtorch-dev and reconfigure)")
     return targets.report()
