@@ -2,7 +2,8 @@
 //
 // Every pass works on blocks of output tiles (2x2 outputs each). A block's transformed tiles are kept as
 // 16 matrices, one per position of the 4x4 transformed tile, each (tiles x channels) with the channels
-// contiguous: the transforms run on 8 channels at once, and the products are plain matrix products.
+// contiguous: the transforms run on a vector of channels at once (8 or 16), and the products are plain
+// matrix products.
 #include "core/ops/cpu/winograd.h"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ namespace oneflow::cpu {
 namespace {
 
 constexpr int kPositions = 16;  // a transformed tile is 4x4
-constexpr int kRows = 6;        // tiles (or input channels) per register block of the products
+constexpr int kRows = 6;        // blocks of tiles are a multiple of it (AVX2's register block of the products)
 
 // A forward convolution as the passes see it: `in` (n, ih, iw, ci) to `out` (n, oh, ow, co), both NHWC;
 // output (y, x) reads the input window whose top left is (y - pt, x - pl). The backward data is one too.
@@ -63,8 +64,8 @@ float* Scratch(std::vector<float>& buffer, int64_t floats) {
 // inlines the whole kernel into each (helpers and always_inline lambdas included), so each copy is code
 // generated for its own instruction set (a target attribute cannot be a template parameter). On CPUs that
 // split 512-bit operations in two (AMD's Zen 4) both widths have the same FMA throughput, and the wider
-// kernels still save loads, broadcasts and adds (5-10% per convolution at 16 to 256 channels); on CPUs
-// with two 512-bit FMA units they do twice the work per cycle.
+// kernels still save loads, broadcasts and adds (up to 10% per convolution, most at 128 and 256
+// channels); on CPUs with two 512-bit FMA units they do twice the work per cycle.
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef float Vec16 __attribute__((vector_size(64)));
 

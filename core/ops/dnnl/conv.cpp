@@ -2,7 +2,9 @@
 // also gives the bias gradient). The ranks share the kernels, which read the rank from x (see ConvGeom).
 // float32: oneDNN convolution in the layouts it picks (format any), reordered from and to our plain
 // NC(D)HW tensors, except 3x3 stride-1 convolutions of 16 to 256 channels on channels-last data, which run
-// Winograd kernels (core/ops/cpu/winograd.h; the weight gradient only when no bias gradient is asked);
+// Winograd kernels (core/ops/cpu/winograd.h; the weight gradient only when no bias gradient is asked), and
+// the weight gradient and (stride 1) backward data of 1x1 ones on channels-last data, which are one sgemm
+// each (Note [1x1 convolutions as products]);
 // float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
