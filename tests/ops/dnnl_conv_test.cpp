@@ -66,7 +66,7 @@ const std::vector<ConvCase> kCases = {
     // 1x1 convolutions as products on channels-last data (Note [1x1 convolutions as products]): weight
     // gradients with fewer output than input channels (the product is dW), more (dW, or on AVX2 dW^T
     // transposed in tiles of 64 x 32: ops.convolutions_on_avx2), and an uneven stride (x gathered); the
-    // backward data of the stride-1 ones.
+    // backward data of the stride-1 ones, and their forward (fewer than 128 positions, no bias).
     {{2, 16, 6, 5}, 8, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 8, 5, 5}, 72, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 40, 7, 6}, 24, 1, 1, {2, 1}, {0, 0}, {1, 1}, 1, true},

@@ -3,8 +3,8 @@
 // float32: oneDNN convolution in the layouts it picks (format any), reordered from and to our plain
 // NC(D)HW tensors, except 3x3 stride-1 convolutions of 16 to 256 channels on channels-last data, which run
 // Winograd kernels (core/ops/cpu/winograd.h; the weight gradient only when no bias gradient is asked), and
-// the weight gradient and (stride 1) backward data of 1x1 ones on channels-last data, which are one sgemm
-// each (Note [1x1 convolutions as products]);
+// the weight gradient, (stride 1) backward data and (few positions) forward of 1x1 ones on channels-last
+// data, which are one sgemm each (Note [1x1 convolutions as products]);
 // float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
@@ -358,29 +358,6 @@ struct ConvBwdWeightsEntry {
   Operand src, diff_dst, diff_weights;
 };
 
-void ConvF32(KernelContext& ctx) {
-  ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
-  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvRef<float>);
-  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
-  const bool bias = ctx.inputs[2] != nullptr;
-  if (const auto s = WinogradOf(g)) {
-    return cpu::WinogradForward(*s, ctx.in(0).data<float>(), ContiguousInput(ctx, 1)->data<float>(),
-                                bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
-                                ctx.pool);
-  }
-  // Training-mode primitives when autograd may follow; inference ones otherwise.
-  const bool training = GradMode::is_enabled();
-  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
-  static auto* cache = new PrimitiveCache<ConvFwdEntry>();
-  auto e = cache->Get(ConvKey(exec, bias ? 1 : 0, g, training), [&] {
-    const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-    const dnnl::convolution_forward::primitive_desc pd(ConvFwdDesc(g, prop, bias), DefaultAttr(), Engine());
-    return MakeConvFwdEntry(g, pd);
-  });
-  RunConvFwd(*e, g, exec.stream, ctx.in(0).raw_data(), ctx.in(1).raw_data(), bias ? ctx.in(2).raw_data() : nullptr,
-             ctx.out(0).raw_data());
-}
-
 void CheckSgemm(dnnl_status_t status) {
   OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
 }
@@ -403,8 +380,14 @@ void CheckSgemm(dnnl_status_t status) {
 // backward-data primitive and its weight reorder. Per call on ResNet-50's shapes (2 threads, AVX-512 EPYC)
 // equal at large P and up to 1.8x faster at small P (the last stage's 7x7 images at batch 2: 1.03 against
 // 1.84 ms); per training step (lazy) 3-4% less time at batch 1 (180 against 187 ms, the fastest of 15), the
-// same at batch 4. (The forward as X W^T or as (W X^T)^T was as often slower as faster than oneDNN's
-// primitive per call, so it stays there.)
+// same at batch 4.
+//
+// The forward of a stride-1 one without bias over fewer than 128 positions: Y^T (o x P) = W (o x c) X^T,
+// transposed into Y. Only there: oneDNN's primitive plus its weight reorder took 2.04 against 0.96 ms for
+// ResNet-50's 2048 -> 512 at 7x7 and batch 1 (P = 49), 2.59 against 1.75 at batch 2, but at P = 196 the
+// product and its transpose were as often slower as faster (1024 -> 256 at 14x14, batch 1: 1.13 against
+// 0.62 ms), as was X W^T without a transpose; ResNet-50's lazy step at batch 1 took 161-162 against 165-167
+// ms (the fastest of 15, alternated).
 
 // Whether oneDNN's sgemm runs on AVX-512 (it follows the CPU, or ONEDNN_MAX_CPU_ISA).
 bool SgemmOnAvx512() {
@@ -422,6 +405,20 @@ bool OneByOneProduct(const ConvGeom& g) {
   const Window2d& win = g.win;
   return !g.is3d && g.g == 1 && g.kh == 1 && g.kw == 1 && win.padding[0] == 0 && win.padding[1] == 0 &&
          win.padding_end[0] == 0 && win.padding_end[1] == 0;
+}
+
+// dst (cols x rows) = src (rows x cols)^T, in tiles of 64 rows x 32 columns of dst (both tiles' lines stay
+// in L1).
+void Transpose(const float* src, int64_t rows, int64_t cols, float* dst, ThreadPool& pool) {
+  pool.ParallelFor(cols, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t j0 = begin; j0 < end; j0 += 64) {
+      for (int64_t i0 = 0; i0 < rows; i0 += 32) {
+        for (int64_t j = j0; j < std::min(j0 + 64, end); ++j) {
+          for (int64_t i = i0; i < std::min(i0 + 32, rows); ++i) dst[j * rows + i] = src[i * cols + j];
+        }
+      }
+    }
+  });
 }
 
 bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
@@ -448,16 +445,7 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   }
   auto* dw_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * g.c) * sizeof(float)));
   CheckSgemm(dnnl_sgemm('T', 'N', g.c, g.o, p, 1.0f, x, g.c, dy, g.o, 0.0f, dw_t, g.o));
-  // dw = dw_t^T in tiles of 64 rows x 32 columns of dw (both tiles' lines stay in L1).
-  ctx.pool.ParallelFor(g.o, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t o0 = begin; o0 < end; o0 += 64) {
-      for (int64_t c0 = 0; c0 < g.c; c0 += 32) {
-        for (int64_t o = o0; o < std::min(o0 + 64, end); ++o) {
-          for (int64_t c = c0; c < std::min(c0 + 32, g.c); ++c) dw[o * g.c + c] = dw_t[c * g.o + o];
-        }
-      }
-    }
-  });
+  Transpose(dw_t, g.c, g.o, dw, ctx.pool);
   return true;
 }
 
@@ -466,6 +454,43 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   CheckSgemm(dnnl_sgemm('N', 'N', g.n * g.oh * g.ow, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, dx, g.c));
   return true;
+}
+
+bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g) {
+  const int64_t p = g.n * g.oh * g.ow;
+  if (!OneByOneProduct(g) || !g.channels_last || g.win.stride[0] != 1 || g.win.stride[1] != 1 || p >= 128) {
+    return false;
+  }
+  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
+  auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
+  CheckSgemm(dnnl_sgemm('N', 'T', g.o, p, g.c, 1.0f, ContiguousInput(ctx, 1)->data<float>(), g.c,
+                        ctx.in(0).data<float>(), g.c, 0.0f, y_t, p));
+  Transpose(y_t, g.o, p, ctx.out(0).data<float>(), ctx.pool);
+  return true;
+}
+
+void ConvF32(KernelContext& ctx) {
+  ConvGeom g = ConvGeomOf(ctx.in(0), ctx.in(1), ctx.attrs);
+  if (!DnnlRuns(g)) return RunContiguous(ctx, ConvRef<float>);
+  g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
+  const bool bias = ctx.inputs[2] != nullptr;
+  if (const auto s = WinogradOf(g)) {
+    return cpu::WinogradForward(*s, ctx.in(0).data<float>(), ContiguousInput(ctx, 1)->data<float>(),
+                                bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
+                                ctx.pool);
+  }
+  if (!bias && OneByOneSmallForward(ctx, g)) return;
+  // Training-mode primitives when autograd may follow; inference ones otherwise.
+  const bool training = GradMode::is_enabled();
+  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
+  static auto* cache = new PrimitiveCache<ConvFwdEntry>();
+  auto e = cache->Get(ConvKey(exec, bias ? 1 : 0, g, training), [&] {
+    const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    const dnnl::convolution_forward::primitive_desc pd(ConvFwdDesc(g, prop, bias), DefaultAttr(), Engine());
+    return MakeConvFwdEntry(g, pd);
+  });
+  RunConvFwd(*e, g, exec.stream, ctx.in(0).raw_data(), ctx.in(1).raw_data(), bias ? ctx.in(2).raw_data() : nullptr,
+             ctx.out(0).raw_data());
 }
 
 void ConvBackwardDataF32(KernelContext& ctx) {
