@@ -406,11 +406,16 @@ OF_WINOGRAD_KERNELS(Avx2Kernels, OF_AVX2, Vec8, 6)
 OF_WINOGRAD_KERNELS(Avx512Kernels, OF_AVX512, Vec16, 12)
 #undef OF_WINOGRAD_KERNELS
 
+// OF_WINOGRAD in the environment (winograd.h): "0", "avx2" or empty.
+const std::string& Setting() {
+  static const std::string setting = std::getenv("OF_WINOGRAD") ? std::getenv("OF_WINOGRAD") : "";
+  return setting;
+}
+
 // Whether the passes run Avx512Kernels: where the CPU has AVX-512, unless OF_WINOGRAD=avx2 (so that the
 // tests reach both sets on an AVX-512 CPU).
 bool WideVectors() {
-  static const bool wide =
-      HasAvx512() && !(std::getenv("OF_WINOGRAD") && std::string(std::getenv("OF_WINOGRAD")) == "avx2");
+  static const bool wide = HasAvx512() && Setting() != "avx2";
   return wide;
 }
 
@@ -490,8 +495,8 @@ bool WinogradRuns(const Winograd3x3& s) {
   // (ResNet-50's last stage, 7x7) they are slower: the 16 MiB of transformed weights (and of weight
   // gradient sums) outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles.
   const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 256; };
-  return HasAvx2Fma() && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) && padding_ok(s.pad_left) &&
-         padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
+  return HasAvx2Fma() && Setting() != "0" && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) &&
+         padding_ok(s.pad_left) && padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
 }
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,

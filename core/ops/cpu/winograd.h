@@ -41,7 +41,7 @@ struct Winograd3x3 {
 
 // Whether the Winograd kernels run `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8 (AVX2's
 // vectors' width) from 16 to 256, each padding (start and end) in [0, 2], and at least 64 outputs per
-// channel.
+// channel, unless OF_WINOGRAD=0.
 bool WinogradRuns(const Winograd3x3& s);
 
 // y = conv2d(x, w) + bias (bias: o values, or null). Overwrites y.

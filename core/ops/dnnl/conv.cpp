@@ -14,7 +14,6 @@
 // The backward ops take the forward input x (or weight) only for its shape: with strides > 1 the input
 // size does not follow from the output's. They read only its metadata, so they take strided inputs.
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -337,8 +336,7 @@ void ConvBackwardWeightRef(KernelContext& ctx);
 // The Winograd kernels' view of `g` if they run it (Note [Winograd convolutions]): 3x3, stride 1, one
 // group, channels last.
 std::optional<cpu::Winograd3x3> WinogradOf(const ConvGeom& g) {
-  static const bool disabled = std::getenv("OF_WINOGRAD") && std::string(std::getenv("OF_WINOGRAD")) == "0";
-  if (disabled || g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != 1 ||
+  if (g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != 1 ||
       g.win.stride[1] != 1 || g.win.dilation[0] != 1 || g.win.dilation[1] != 1) {
     return std::nullopt;
   }
@@ -449,8 +447,13 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   return true;
 }
 
+// ... of stride 1 on channels-last data: x and y are (P x c) and (P x o) matrices as they are.
+bool DenseOneByOne(const ConvGeom& g) {
+  return OneByOneProduct(g) && g.channels_last && g.win.stride[0] == 1 && g.win.stride[1] == 1;
+}
+
 bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
-  if (!OneByOneProduct(g) || !g.channels_last || g.win.stride[0] != 1 || g.win.stride[1] != 1) return false;
+  if (!DenseOneByOne(g)) return false;
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   CheckSgemm(dnnl_sgemm('N', 'N', g.n * g.oh * g.ow, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, dx, g.c));
   return true;
@@ -458,9 +461,7 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
 
 bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g) {
   const int64_t p = g.n * g.oh * g.ow;
-  if (!OneByOneProduct(g) || !g.channels_last || g.win.stride[0] != 1 || g.win.stride[1] != 1 || p >= 128) {
-    return false;
-  }
+  if (!DenseOneByOne(g) || p >= 128) return false;
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
   CheckSgemm(dnnl_sgemm('N', 'T', g.o, p, g.c, 1.0f, ContiguousInput(ctx, 1)->data<float>(), g.c,
