@@ -79,6 +79,13 @@ template <typename V>
   __builtin_memcpy(p, &v, sizeof v);
 }
 
+// Floats from one position's matrix of a block of nt tiles to the next one's: nt * channels, and one
+// cache line more. Without it, with nt * channels a multiple of 1024, the 16 rows that a tile's transform
+// stores (or loads) lie a multiple of 4 KiB apart, where the CPU takes them for one address until it has
+// compared all their bits (4K aliasing) and their cache lines share one set of the L1 cache: at 64
+// channels and 48 tiles per block the passes took 10-15% longer, at 16 channels and 96 tiles 8-20%.
+inline int64_t Stride(int64_t nt, int64_t channels) { return nt * channels + 16; }
+
 // ---- transforms -------------------------------------------------------------------------------------
 
 // The tile's image, and the top left of its output in the image; Next moves to the following tile.
@@ -114,7 +121,7 @@ template <typename V, typename Fn>
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
 template <typename V>
 void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
-  const int64_t position_stride = nt * p.ci;
+  const int64_t position_stride = Stride(nt, p.ci);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t y0 = at.y - p.pt, x0 = at.x - p.pl;
@@ -158,7 +165,7 @@ void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, floa
 //   A^T = [1 1 1 0; 0 1 -1 -1].
 template <typename V>
 void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
-  const int64_t position_stride = nt * p.co;
+  const int64_t position_stride = Stride(nt, p.co);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
@@ -192,7 +199,7 @@ void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, cons
 // output): the gradient of the output transform.
 template <typename V>
 void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
-  const int64_t position_stride = nt * p.co;
+  const int64_t position_stride = Stride(nt, p.co);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
@@ -439,14 +446,14 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
                 blocks = (tiles + per_block - 1) / per_block;
   pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, m_buffer;
-    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
-    float* m = Scratch(m_buffer, kPositions * per_block * p.co);
+    float* v = Scratch(v_buffer, kPositions * Stride(per_block, p.ci));
+    float* m = Scratch(m_buffer, kPositions * Stride(per_block, p.co));
     for (int64_t block = begin; block < end; ++block) {
       const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
       K::Input(p, in, t0, nt, v);
       for (int xi = 0; xi < kPositions; ++xi) {
-        K::template Multiply<false>(nt, p.co, p.ci, v + xi * nt * p.ci, p.ci, 1, u + xi * p.ci * p.co,
-                                    m + xi * nt * p.co);
+        K::template Multiply<false>(nt, p.co, p.ci, v + xi * Stride(nt, p.ci), p.ci, 1, u + xi * p.ci * p.co,
+                                    m + xi * Stride(nt, p.co));
       }
       K::Output(p, m, t0, nt, bias, out);
     }
@@ -465,8 +472,8 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
   const std::unique_ptr<float[]> z(new float[parts * z_size]);
   pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, g_buffer;
-    float* v = Scratch(v_buffer, kPositions * per_block * p.ci);
-    float* g = Scratch(g_buffer, kPositions * per_block * p.co);
+    float* v = Scratch(v_buffer, kPositions * Stride(per_block, p.ci));
+    float* g = Scratch(g_buffer, kPositions * Stride(per_block, p.co));
     for (int64_t part = begin; part < end; ++part) {
       float* zp = z.get() + part * z_size;
       const int64_t first = blocks * part / parts;
@@ -476,7 +483,8 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
         K::OutputGrad(p, dy, t0, nt, g);
         for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) (+)= v[xi]^T (c x nt) g[xi] (nt x o)
           const auto multiply = block == first ? K::template Multiply<false> : K::template Multiply<true>;
-          multiply(p.ci, p.co, nt, v + xi * nt * p.ci, 1, p.ci, g + xi * nt * p.co, zp + xi * p.ci * p.co);
+          multiply(p.ci, p.co, nt, v + xi * Stride(nt, p.ci), 1, p.ci, g + xi * Stride(nt, p.co),
+                   zp + xi * p.ci * p.co);
         }
       }
     }
