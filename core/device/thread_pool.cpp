@@ -1,8 +1,11 @@
 #include "core/device/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <system_error>
@@ -43,6 +46,29 @@ bool OnOpenMpThreads() {
   }();
   return on;
 #endif
+}
+
+// Note [Workers wait before they sleep]
+// A worker that sleeps on a condition variable as soon as its chunks are done takes tens of
+// microseconds to wake for the next ParallelFor (a futex wake, a context switch), and in that time the
+// calling thread has often claimed every chunk itself; the main job calls ParallelFor a few hundred
+// times a step. So a worker first waits for the next call for kWaitBeforeSleep, and the caller for the
+// workers' last chunks likewise, yielding the core at each look (sched_yield) so that a thread that wants
+// it, oneDNN's OpenMP workers above all, gets it at once. Measured on 2 cores (alternated runs, medians):
+// the main job's first 12,800 images 4.70 -> 4.00 s eagerly and 4.10 -> 3.60 s with --graph; ResNet-50's
+// lazy step 165 -> 155 ms at batch 1 and 513 -> 495 ms at batch 4. Spinning on a pause instruction
+// instead did as well at 30 microseconds and worse from 60 on, where it kept oneDNN's threads from the
+// core.
+constexpr auto kWaitBeforeSleep = std::chrono::microseconds(50);
+
+// Yields the core while `waiting()` holds, for at most kWaitBeforeSleep.
+template <typename Waiting>
+void WaitBeforeSleep(const Waiting& waiting) {
+  if (!waiting()) return;
+  const auto until = std::chrono::steady_clock::now() + kWaitBeforeSleep;
+  do {
+    sched_yield();
+  } while (waiting() && std::chrono::steady_clock::now() < until);
 }
 }  // namespace
 
@@ -113,6 +139,7 @@ void ThreadPool::RunChunks(Job& job) {
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   for (;;) {
+    WaitBeforeSleep([&] { return generation_.load(std::memory_order_acquire) == seen; });
     Job* job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -161,6 +188,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(
   RunChunks(job);
   {
     // Every worker woken for this generation must have left RunChunks before `job` goes away.
+    WaitBeforeSleep([&] { return busy_workers_.load(std::memory_order_acquire) != 0; });
     std::unique_lock<std::mutex> lock(mutex_);
     work_done_.wait(lock, [&] { return busy_workers_ == 0; });
     job_ = nullptr;

@@ -6,9 +6,11 @@
 // The first exception a chunk throws is rethrown to the caller (the other chunks still finish).
 // Where libgomp (oneDNN's OpenMP runtime) is loaded, the chunks run on its threads, the ones oneDNN's
 // primitives run on, and the pool keeps none of its own (Note [One set of threads with oneDNN] in
-// thread_pool.cpp).
+// thread_pool.cpp). Otherwise the pool's workers wait for the next call for 50 microseconds, yielding
+// the core to any other thread that wants it, before they sleep (Note [Workers wait before they sleep]).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -43,12 +45,13 @@ class ThreadPool {
   int32_t num_threads_ = 1;
   std::vector<std::thread> workers_;  // none where the chunks run on OpenMP threads
   std::mutex job_mutex_;  // held by the call that owns the workers
-  std::mutex mutex_;      // guards the fields below
+  std::mutex mutex_;      // guards the fields below (the atomics are written under it, and read without it
+                          // by the waits before sleeping)
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
   Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int32_t busy_workers_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int32_t> busy_workers_{0};
   bool stopping_ = false;
 };
 
