@@ -28,6 +28,7 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   InferConcreteShapes(ir);
   EliminateDeadCode(ir);
   if (options.fuse) {
+    FuseBatchNormRelu(ir);
     FoldBatchNorm(ir);
     FuseElementwise(ir);
   }

@@ -1,5 +1,7 @@
 #include "core/graph/ir.h"
 
+#include <algorithm>
+
 #include "core/op/dispatch.h"
 
 namespace oneflow::graph {
@@ -48,6 +50,14 @@ std::vector<int32_t> Ir::Producers() const {
     for (int32_t v : nodes[i].outputs) producer[static_cast<size_t>(v)] = static_cast<int32_t>(i);
   }
   return producer;
+}
+
+IrNode* Ir::OnlyReader(int32_t v, const std::vector<int32_t>& readers) {
+  if (!HasSingleReader(v, readers)) return nullptr;
+  for (IrNode& n : nodes) {
+    if (n.alive && std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) return &n;
+  }
+  return nullptr;
 }
 
 }  // namespace oneflow::graph

@@ -52,6 +52,8 @@ struct Ir {
   bool HasSingleReader(int32_t v, const std::vector<int32_t>& readers) const {
     return readers[static_cast<size_t>(v)] == 1 && !is_output[static_cast<size_t>(v)];
   }
+  // The alive node reading `v` where HasSingleReader(v, readers), else null.
+  IrNode* OnlyReader(int32_t v, const std::vector<int32_t>& readers);
 };
 
 }  // namespace oneflow::graph

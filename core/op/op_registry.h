@@ -133,6 +133,9 @@ struct OpDef {
   // a batch normalization followed by an add and a ReLU: y = relu(batch_norm(x) + addend), the addend its
   // optional input 5 (batch_norm_add_relu);
   bool batch_norm_add_relu = false;
+  // the op computing relu(this op's y + addend), its inputs this op's and the optional addend last, its
+  // outputs this op's (batch_norm: batch_norm_add_relu);
+  std::string fuse_add_relu{};
   // the call communicates with the other processes of a group (core/dist/): every rank must make it, so a
   // graph never drops it, even when nothing reads its result;
   bool collective = false;

@@ -138,6 +138,48 @@ TEST_F(PassTest, FoldBatchNormAddReluOnlyWithoutAddend) {
   }
 }
 
+// Note [Batch norm, add and ReLU in one pass]: in training, batch_norm -> relu and batch_norm -> add ->
+// relu become batch_norm_add_relu (the addend last, the relu's output first); not where y has another
+// reader, not for a broadcasting add, not in inference (FoldBatchNorm's).
+TEST_F(PassTest, FuseBatchNormReluInTraining) {
+  const TensorPtr mean = RandomTensor(DType::Float32(), Shape{4}),
+                  var = RandomTensor(DType::Float32(), Shape{4}, 0.5, 1);
+  enum Case { kRelu, kAddRelu, kAddBroadcast, kTwoReaders, kInference };
+  for (const Case c : {kRelu, kAddRelu, kAddBroadcast, kTwoReaders, kInference}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Ir ir = Trace(
+        DType::Float32(), {Shape{2, 4, 5, 5}, Shape{2, 4, 5, 5}, Shape{4, 1, 1}}, [&](const std::vector<TensorPtr>& x) {
+          const TensorPtr y =
+              ops::BatchNorm(x[0], nullptr, nullptr, mean, var, ops::BatchNormOptions{.training = c != kInference});
+          switch (c) {
+            case kAddRelu:
+              return std::vector<TensorPtr>{ops::Relu(ops::Add(x[1], y))};
+            case kAddBroadcast:
+              return std::vector<TensorPtr>{ops::Relu(ops::Add(y, x[2]))};
+            case kTwoReaders:
+              return std::vector<TensorPtr>{ops::Relu(y), ops::Exp(y)};
+            default:
+              return std::vector<TensorPtr>{ops::Relu(y)};
+          }
+        });
+    EliminateDeadCode(ir);
+    const int32_t relu_output = ir.nodes[c == kAddRelu || c == kAddBroadcast ? 2 : 1].outputs[0];
+    FuseBatchNormRelu(ir);
+    const std::vector<const IrNode*> alive = Alive(ir);
+    if (c == kAddBroadcast || c == kTwoReaders || c == kInference) {
+      EXPECT_EQ(alive[0]->op->name, "batch_norm");
+      continue;
+    }
+    ASSERT_EQ(alive.size(), 1u);
+    EXPECT_EQ(alive[0]->op->name, "batch_norm_add_relu");
+    EXPECT_EQ(alive[0]->origin, c == kAddRelu ? "batch_norm+add+relu" : "batch_norm+relu");
+    ASSERT_EQ(alive[0]->inputs.size(), 6u);
+    EXPECT_EQ(alive[0]->inputs[5], c == kAddRelu ? ir.inputs[1] : -1);
+    EXPECT_EQ(alive[0]->outputs[0], relu_output);
+    EXPECT_TRUE(alive[0]->attrs.Bool("training"));
+  }
+}
+
 // Note [Channels-last activations]: convolutions write channels last, the ops after them keep it, a view
 // whose strides are row-major again (flatten of (N, C, 1, 1)) is contiguous, and so is a flatten of (N, C,
 // H, W) channels last, which cannot be a view and copies (the pass's stand-in has the bytes it reads: this

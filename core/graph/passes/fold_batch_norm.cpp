@@ -4,18 +4,6 @@
 #include "core/ops/fused.h"
 
 namespace oneflow::graph {
-namespace {
-
-// The alive node reading `v`, which has a single reader.
-IrNode* OnlyReader(Ir& ir, int32_t v, const std::vector<int32_t>& readers) {
-  if (!ir.HasSingleReader(v, readers)) return nullptr;
-  for (IrNode& n : ir.nodes) {
-    if (n.alive && std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) return &n;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 // A batch_norm node's inputs are (x, weight, bias, running_mean, running_var), its outputs (y, saved_mean,
 // saved_var); the fold_batch_norm op takes the producer's inputs, then (weight, bias, running_mean,
@@ -39,7 +27,7 @@ void FoldBatchNorm(Ir& ir) {
     const bool stats_unused = std::all_of(bn.outputs.begin() + 1, bn.outputs.end(),
                                           [&](int32_t v) { return readers[static_cast<size_t>(v)] == 0 && !ir.is_output[static_cast<size_t>(v)]; });
     if (!stats_unused) continue;
-    IrNode* relu = bn.op->batch_norm_add_relu ? nullptr : OnlyReader(ir, bn.outputs[0], readers);
+    IrNode* relu = bn.op->batch_norm_add_relu ? nullptr : ir.OnlyReader(bn.outputs[0], readers);
     if (relu != nullptr && relu->op->fused_opcode != static_cast<int64_t>(FusedOpcode::kRelu)) relu = nullptr;
     Attrs attrs;
     for (const auto& [name, value] : conv.attrs.items()) attrs.Set(name, value);  // every attribute of the producer

@@ -18,6 +18,11 @@ void InferConcreteShapes(Ir& ir);
 // dead_code.cpp: keeps the nodes that reach an output or write a variable (running stats, parameters).
 void EliminateDeadCode(Ir& ir);
 
+// fuse_batch_norm_relu.cpp: a batch norm in training whose output's only reader is a relu, or an add of
+// its output and another value of the same shape whose only reader is a relu, becomes the batch norm's
+// fuse_add_relu form (batch_norm_add_relu), one pass over memory instead of two or three.
+void FuseBatchNormRelu(Ir& ir);
+
 // fold_batch_norm.cpp: an op with a fold_batch_norm form (conv2d), whose only reader is a batch norm in
 // inference with running statistics and unused saved statistics, optionally followed by the batch norm's
 // only reader, a relu, becomes that one op (fused_conv_bn_act).

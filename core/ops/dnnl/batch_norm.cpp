@@ -476,6 +476,7 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .layout_inputs = {0},
       .layout_outputs = {0},
       .batch_norm = true,
+      .fuse_add_relu = "batch_norm_add_relu",
       .autocast = AutocastPolicy::kFloat32,
   });
   registry.Register(OpDef{
