@@ -1,6 +1,6 @@
 // The graph compiler's passes, one per file in this folder, in the order Compile (core/graph/compile.cpp)
 // runs them. Each rewrites the IR (core/graph/ir.h) in place and can be tested on it alone. Passes match
-// ops by the properties of their OpDef (elementwise, fused_opcode, fold_batch_norm, batch_norm,
+// ops by the properties of their OpDef (elementwise, fused_opcode, fold_batch_norm, batch_norm, fuse_add_relu,
 // writes_inputs, layout), never by name. Internal to core/graph.
 #pragma once
 
