@@ -459,9 +459,9 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
   return true;
 }
 
-bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g) {
+bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
   const int64_t p = g.n * g.oh * g.ow;
-  if (!DenseOneByOne(g) || p >= 128) return false;
+  if (bias || !DenseOneByOne(g) || p >= 128) return false;
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
   CheckSgemm(dnnl_sgemm('N', 'T', g.o, p, g.c, 1.0f, ContiguousInput(ctx, 1)->data<float>(), g.c,
@@ -480,7 +480,7 @@ void ConvF32(KernelContext& ctx) {
                                 bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
                                 ctx.pool);
   }
-  if (!bias && OneByOneSmallForward(ctx, g)) return;
+  if (OneByOneSmallForward(ctx, g, bias)) return;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
