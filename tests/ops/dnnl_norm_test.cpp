@@ -57,12 +57,13 @@ struct BnCase {
   Shape x;
   bool affine, running;
 };
-// The last two run the channels-last kernels (batch_norm_nhwc.h) in that layout: 8k channels, one chunk of
-// rows and several with a partial last one.
-const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true},    {{4, 3}, true, true},
-                                    {{2, 3, 5}, true, true},       {{1, 2, 1, 3}, false, true},
-                                    {{3, 4, 2, 2}, true, false},   {{2, 16, 9, 9}, true, true},
-                                    {{8, 24, 13, 11}, false, true}};
+// The last three run the channels-last kernels (batch_norm_nhwc.h) in that layout: 8k channels, one chunk
+// of rows, several with a partial last one, and several groups of chunks (27 chunks of 64 rows, Note
+// [Chunks in groups]).
+const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true},     {{4, 3}, true, true},
+                                    {{2, 3, 5}, true, true},        {{1, 2, 1, 3}, false, true},
+                                    {{3, 4, 2, 2}, true, false},    {{2, 16, 9, 9}, true, true},
+                                    {{8, 24, 13, 11}, false, true}, {{4, 64, 21, 20}, true, true}};
 
 TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
   for (Symbol<DType> dt : kDTypes) {
@@ -211,6 +212,26 @@ TEST(BatchNorm, BackwardOpMatchesFormula) {
       }
     }
   }
+}
+
+// The channels-last kernels combine their chunks in a fixed order (Note [Chunks in groups]): the same bits
+// at any thread count, forward and backward.
+TEST(BatchNorm, ChannelsLastIsTheSameAtEveryThreadCount) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = ChannelsLast(RandomTensor(f32, {4, 64, 21, 20})),
+                  dy = ChannelsLast(RandomTensor(f32, {4, 64, 21, 20}));
+  const TensorPtr w = RandomTensor(f32, {64}, 0.5, 1.5), b = RandomTensor(f32, {64});
+  const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
+  std::vector<std::vector<std::vector<double>>> results;
+  for (int32_t threads : {1, 3, 8}) {
+    const auto session = std::make_shared<Session>(SessionOptions{.num_threads = threads});
+    SessionScope scope(*session);
+    const std::vector<TensorPtr> fwd = Apply(BatchNormOp(), {x, w, b, nullptr, nullptr}, {{"training", true}});
+    const std::vector<TensorPtr> grads = Apply(bwd, {x, dy, w, fwd[1], fwd[2]}, {{"training", true}, {"eps", 1e-5}});
+    results.push_back({ToDoubles(fwd[0]), ToDoubles(fwd[1]), ToDoubles(fwd[2]), ToDoubles(grads[0]),
+                       ToDoubles(grads[1]), ToDoubles(grads[2])});
+  }
+  for (size_t i = 1; i < results.size(); ++i) EXPECT_EQ(results[i], results[0]);
 }
 
 // batch_norm's and batch_norm_add_relu's gradients by finite differences.
