@@ -241,6 +241,26 @@ TEST(Attention, Gradients) {
   for (size_t i = 3; i < 6; ++i) EXPECT_EQ(dq[i], 0.0);
 }
 
+// |actual - expected| <= atol + rtol |expected| + RtolFor(dtype) terms, elementwise, for `terms` the sum of
+// the magnitudes of the terms that `expected` sums.
+void ExpectNearTermwise(const TensorPtr& actual, Symbol<DType> dtype, const Shape& shape,
+                        const std::vector<double>& expected, const std::vector<double>& terms, double rtol,
+                        double atol) {
+  ASSERT_EQ(actual->dtype(), dtype);
+  ASSERT_EQ(actual->shape(), shape);
+  const std::vector<double> got = ToDoubles(actual);
+  ASSERT_EQ(got.size(), expected.size());
+  int reported = 0;
+  for (size_t i = 0; i < got.size() && reported < 5; ++i) {
+    const double bound = atol + rtol * std::fabs(expected[i]) + RtolFor(dtype) * terms[i];
+    if (!(std::fabs(got[i] - expected[i]) <= bound)) {
+      ADD_FAILURE() << "element " << i << " of " << actual->shape().ToString() << ": got " << got[i] << ", want "
+                    << expected[i] << " (terms of magnitude " << terms[i] << ")";
+      ++reported;
+    }
+  }
+}
+
 // The backward op for each dtype against the reference's explicit gradients (no dropout):
 // dv = P^T dout, dP = dout v^T, dS = P (dP - rowsum(dP P)), dq = scale dS k, dk = scale dS^T q.
 TEST(Attention, BackwardOpMatchesReference) {
@@ -259,31 +279,43 @@ TEST(Attention, BackwardOpMatchesReference) {
       const double scale = in.scale != 0 ? in.scale : 1 / std::sqrt(static_cast<double>(ref.e));
       const std::vector<double> q = ToDoubles(in.q), k = ToDoubles(in.k), v = ToDoubles(in.v), go = ToDoubles(dout);
       std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
+      // The sums of the terms' magnitudes: a half-precision kernel's rounding (of out, which gives rowsum(dP
+      // P)) is relative to them, not to the result, where the terms cancel.
+      std::vector<double> dq_terms(q.size()), dk_terms(k.size()), dv_terms(v.size());
       const int64_t l = ref.l, s = ref.s, e = ref.e, ev = ref.ev;
       for (size_t b = 0; b < ref.probs.size(); ++b) {
         const std::vector<double>& p = ref.probs[b];
         const size_t qo = b * l * e, ko = b * s * e, vo = b * s * ev, oo = b * l * ev;
         for (int64_t i = 0; i < l; ++i) {
-          std::vector<double> dp(static_cast<size_t>(s));
-          double row = 0;
+          std::vector<double> dp(static_cast<size_t>(s)), dp_terms(static_cast<size_t>(s));
+          double row = 0, row_terms = 0;
           for (int64_t j = 0; j < s; ++j) {
-            for (int64_t x = 0; x < ev; ++x) dp[j] += go[oo + i * ev + x] * v[vo + j * ev + x];
+            for (int64_t x = 0; x < ev; ++x) {
+              dp[j] += go[oo + i * ev + x] * v[vo + j * ev + x];
+              dp_terms[j] += std::fabs(go[oo + i * ev + x] * v[vo + j * ev + x]);
+            }
             row += dp[j] * p[i * s + j];
+            row_terms += dp_terms[j] * p[i * s + j];
           }
           for (int64_t j = 0; j < s; ++j) {
-            const double pij = p[i * s + j], ds = pij * (dp[j] - row);
-            for (int64_t x = 0; x < ev; ++x) dv[vo + j * ev + x] += pij * go[oo + i * ev + x];
+            const double pij = p[i * s + j], ds = pij * (dp[j] - row), ds_terms = pij * (dp_terms[j] + row_terms);
+            for (int64_t x = 0; x < ev; ++x) {
+              dv[vo + j * ev + x] += pij * go[oo + i * ev + x];
+              dv_terms[vo + j * ev + x] += pij * std::fabs(go[oo + i * ev + x]);
+            }
             for (int64_t x = 0; x < e; ++x) {
               dq[qo + i * e + x] += scale * ds * k[ko + j * e + x];
               dk[ko + j * e + x] += scale * ds * q[qo + i * e + x];
+              dq_terms[qo + i * e + x] += scale * ds_terms * std::fabs(k[ko + j * e + x]);
+              dk_terms[ko + j * e + x] += scale * ds_terms * std::fabs(q[qo + i * e + x]);
             }
           }
         }
       }
       const double rtol = RtolFor(dtype) * 20, atol = TolFor(dtype, 1e-5, 1e-12);
-      ExpectTensorNear(g[0], dtype, in.q->shape(), dq, rtol, atol);
-      ExpectTensorNear(g[1], dtype, in.k->shape(), dk, rtol, atol);
-      ExpectTensorNear(g[2], dtype, in.v->shape(), dv, rtol, atol);
+      ExpectNearTermwise(g[0], dtype, in.q->shape(), dq, dq_terms, rtol, atol);
+      ExpectNearTermwise(g[1], dtype, in.k->shape(), dk, dk_terms, rtol, atol);
+      ExpectNearTermwise(g[2], dtype, in.v->shape(), dv, dv_terms, rtol, atol);
     }
     MarkCovered("scaled_dot_product_attention_backward", dtype);
   }
