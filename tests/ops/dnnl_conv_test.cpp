@@ -81,6 +81,10 @@ const std::vector<ConvCase> kCases = {
     {{3, 16, 6, 10}, 16, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{1, 24, 11, 12}, 16, 3, 3, {1, 1}, {2, 2}, {1, 1}, 1, true},
     {{8, 16, 19, 20}, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
+    // Without a bias, on channels-last data and over fewer than 128 output positions, the others run as
+    // products over their patches (Note [Convolutions over few positions as products]); this one has 264,
+    // where oneDNN's primitives run.
+    {{2, 6, 24, 22}, 10, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false},
 };
 // ... with many channels (float32 only, where the Winograd kernels run: the float64 loops are slow): few
 // tiles, split evenly across the threads, and the products' columns in panels, the second one of 8
