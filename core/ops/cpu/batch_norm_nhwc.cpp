@@ -41,6 +41,8 @@ struct Chunks {
   int64_t begin(int64_t k) const { return k * per_chunk; }
   int64_t size(int64_t k) const { return std::min(per_chunk, rows - k * per_chunk); }
   int64_t groups() const { return (count + kGroupChunks - 1) / kGroupChunks; }
+  // Group g's chunks: [g * kGroupChunks, group_end(g)).
+  int64_t group_end(int64_t g) const { return std::min(count, (g + 1) * kGroupChunks); }
 };
 
 // Chan et al.'s parallel formula: adds a part of nb rows with per-channel means mean_b and sums of squared
@@ -146,7 +148,7 @@ void BatchNormNhwcStats(const float* x, int64_t rows, int64_t c, float* mean, fl
     std::vector<float> chunk(static_cast<size_t>(2 * c));
     for (int64_t g = begin; g < end; ++g) {
       double* group = &partials[g * group_size];
-      for (int64_t k = g * kGroupChunks; k < std::min(ch.count, (g + 1) * kGroupChunks); ++k) {
+      for (int64_t k = g * kGroupChunks; k < ch.group_end(g); ++k) {
         ChunkMoments(x, ch, k, chunk.data(), chunk.data() + c);
         Merge(c, static_cast<double>(ch.size(k)), chunk.data(), chunk.data() + c, group[0], group + 1, group + 1 + c);
       }
@@ -179,7 +181,7 @@ void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) 
     std::vector<float> chunk(static_cast<size_t>(2 * c));
     for (int64_t g = begin; g < end; ++g) {
       double* group = &partials[g * 2 * c];
-      for (int64_t k = g * kGroupChunks; k < std::min(ch.count, (g + 1) * kGroupChunks); ++k) {
+      for (int64_t k = g * kGroupChunks; k < ch.group_end(g); ++k) {
         ChunkGradSums(b, ch, k, chunk.data(), chunk.data() + c);
         for (int64_t j = 0; j < 2 * c; ++j) group[j] += chunk[j];
       }

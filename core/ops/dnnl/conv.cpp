@@ -385,7 +385,8 @@ void CheckSgemm(dnnl_status_t status) {
 // ResNet-50's 2048 -> 512 at 7x7 and batch 1 (P = 49), 2.59 against 1.75 at batch 2, but at P = 196 the
 // product and its transpose were as often slower as faster (1024 -> 256 at 14x14, batch 1: 1.13 against
 // 0.62 ms), as was X W^T without a transpose; ResNet-50's lazy step at batch 1 took 161-162 against 165-167
-// ms (the fastest of 15, alternated).
+// ms (the fastest of 15, alternated). It is FewPositionsForward's case where the patches are x itself (Note
+// [Convolutions over few positions as products]).
 
 // Whether oneDNN's sgemm runs on AVX-512 (it follows the CPU, or ONEDNN_MAX_CPU_ISA).
 bool SgemmOnAvx512() {
@@ -459,17 +460,6 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
   return true;
 }
 
-bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
-  const int64_t p = g.n * g.oh * g.ow;
-  if (bias || !DenseOneByOne(g) || p >= 128) return false;
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
-  CheckSgemm(dnnl_sgemm('N', 'T', g.o, p, g.c, 1.0f, ContiguousInput(ctx, 1)->data<float>(), g.c,
-                        ctx.in(0).data<float>(), g.c, 0.0f, y_t, p));
-  Transpose(y_t, g.o, p, ctx.out(0).data<float>(), ctx.pool);
-  return true;
-}
-
 // Note [Convolutions over few positions as products]
 // Over few output positions the weight outweighs the data, and oneDNN's primitives reorder all of it to
 // their blocked layout on every call, forward and both backwards (ResNet-18's 512-channel 3x3 convolutions
@@ -477,14 +467,14 @@ bool OneByOneSmallForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
 // ms backward data per call on 2 threads of an AVX-512 EPYC). On channels-last data such a convolution is
 // a product with the weight as it is, (o x c kh kw), over the patches of x: X_col (P x c kh kw), one row
 // per output position, ordered as a weight row (channel, then tap), zero where the window reads padding:
-//   forward       Y^T (o x P) = W X_col^T, transposed into Y (as OneByOneSmallForward)
+//   forward       Y^T (o x P) = W X_col^T, transposed into Y
 //   backward data dX_col (P x c kh kw) = dY W, whose rows are added back into dx at their windows
 //   weight grad   dW = dY^T X_col
 // run by oneDNN's sgemm: 1.0, 0.95 and 0.93 ms for the calls above; ResNet-18's lazy step at batch 8 took
 // 42.5 against 49-50 ms, ResNet-50's at batch 1 (its last stage's 7x7 images) 148-150 against 157-160 ms.
 // Below kFewPositions positions only: at 196 (ResNet-50's last stage at batch 4) the forward product took
-// 6.5 against 4.4 ms per call. (1x1 convolutions of stride 1 have their own products, Note [1x1
-// convolutions as products], tried first.)
+// 6.5 against 4.4 ms per call. (A dense 1x1 convolution's patches are x itself, its forward is the one of
+// Note [1x1 convolutions as products]; its backwards have their own products there, tried first.)
 constexpr int64_t kFewPositions = 128;
 
 // Whether `g` runs as products over its patches: 2-D, one group, channels last, fewer than kFewPositions
@@ -511,8 +501,9 @@ void ForEachTapInside(const ConvGeom& g, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
-// X_col (P x c kh kw) of x (NHWC), in a buffer of `slot`.
-float* Patches(const ConvGeom& g, const float* x, BufferSlot slot, ThreadPool& pool) {
+// X_col (P x c kh kw) of x (NHWC): x itself for a dense 1x1 convolution, else in a buffer of `slot`.
+const float* Patches(const ConvGeom& g, const float* x, BufferSlot slot, ThreadPool& pool) {
+  if (DenseOneByOne(g)) return x;
   const int64_t p = g.n * g.oh * g.ow, taps = g.kh * g.kw, row = g.c * taps;
   auto* cols = static_cast<float*>(Buffer(slot, static_cast<size_t>(p * row) * sizeof(float)));
   pool.ParallelFor(p, GrainFor(row), [&](int64_t begin, int64_t end) {
@@ -577,7 +568,7 @@ void ConvF32(KernelContext& ctx) {
                                 bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
                                 ctx.pool);
   }
-  if (OneByOneSmallForward(ctx, g, bias) || FewPositionsForward(ctx, g, bias)) return;
+  if (FewPositionsForward(ctx, g, bias)) return;
   // Training-mode primitives when autograd may follow; inference ones otherwise.
   const bool training = GradMode::is_enabled();
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
