@@ -222,6 +222,31 @@ TEST(Conv2d, BackwardOpsMatchDirectLoops) {
   CheckBackward(kManyChannels, DType::Float32());
 }
 
+// The Winograd weight gradient over more tiles than one block takes (at most 4 MiB of transformed input
+// and output gradient: 241 tiles at 16 + 256 channels): on one thread its 256 tiles are 2 blocks, which
+// add into the same sums.
+TEST(Conv2d, WinogradWeightGradientOverSeveralBlocks) {
+  const ConvCase k{{1, 16, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, k.x), dy = RandomTensor(f32, k.y_shape());
+  const std::vector<double> xv = ToDoubles(x), dyv = ToDoubles(dy);
+  const Shape ws = k.weight_shape(), ys = k.y_shape();
+  std::vector<double> dw(static_cast<size_t>(ws.numel()), 0.0);
+  k.ForEachTerm([&](int64_t b, int64_t o, int64_t c, int64_t ci, int64_t oy, int64_t ox, int64_t iy, int64_t ix,
+                    int64_t ki, int64_t kj) {
+    dw[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))] +=
+        dyv[static_cast<size_t>(Ravel({b, o, oy, ox}, ys))] * xv[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))];
+  });
+  Session one_thread(SessionOptions{.num_threads = 1});
+  SessionScope scope(one_thread);
+  const TensorPtr w = RandomTensor(f32, ws);  // gives the weight's shape only
+  Attrs attrs = k.attrs();
+  attrs.Set("bias_grad", false);  // Winograd's weight gradient has no bias gradient
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+  ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, ws, dw, Tol(f32),
+                   Tol(f32));
+}
+
 // An empty x still has a bias gradient (the sum of grad_y), and huge attributes run the loops.
 TEST(Conv2d, BackwardOpsOfEmptyOperandsAndHugeAttributesMatchDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
