@@ -404,6 +404,34 @@ TEST(Dnnl, RefusalsToCreateAPrimitiveAreTheCallersErrorsNamingTheCall) {
               {"oneDNN failed", "(1, 4, 5, 5) float32", "could not execute"});
 }
 
+// Note [1x1 weights in blocks]: a 1x1 convolution's weight in blocks of output channels, transposed by
+// the engine on a pool, is what oneDNN's reorder makes of it: several blocks, the last one partial (its
+// padding zeros), on one thread and on three; other layouts (taps, a block over input channels) go to
+// oneDNN's reorder.
+TEST(Dnnl, OneByOneWeightsInBlocksAreOneDnnsReorder) {
+  using dnnl::memory;
+  auto check = [](const memory::dims& dims, memory::format_tag tag) {
+    SCOPED_TRACE(fmt::format("{} tag {}", fmt::join(dims, "x"), static_cast<int>(tag)));
+    const TensorPtr w = RandomTensor(DType::Float32(), Shape(std::vector<Dim>(dims.begin(), dims.end())));
+    const dnnl_util::Operand operand(dnnl_util::PlainDesc(dims), memory::desc(dims, memory::data_type::f32, tag), true);
+    dnnl::stream stream(dnnl_util::Engine());
+    const memory want = operand.Prepare(w->raw_data(), dnnl_util::kSlotExtra, stream);
+    const auto* wp = static_cast<const float*>(want.get_data_handle());
+    const std::vector<float> expected(wp, wp + want.get_desc().get_size() / sizeof(float));
+    for (int32_t threads : {1, 3}) {
+      ThreadPool pool(threads);
+      const memory got = operand.Prepare(w->raw_data(), dnnl_util::kSlotWeights, stream, &pool);
+      const auto* gp = static_cast<const float*>(got.get_data_handle());
+      EXPECT_EQ(std::vector<float>(gp, gp + expected.size()), expected) << threads << " threads";
+    }
+  };
+  check({100, 40, 1, 1}, memory::format_tag::Acdb48a);  // 3 blocks, 44 rows of padding
+  check({128, 24, 1, 1}, memory::format_tag::Acdb64a);
+  check({70, 17, 1, 1}, memory::format_tag::Acdb16a);  // columns beyond a whole tile
+  check({64, 8, 3, 3}, memory::format_tag::Acdb32a);   // taps: oneDNN's reorder
+  check({32, 32, 1, 1}, memory::format_tag::ABcd16b16a);
+}
+
 // The oneDNN caches, buffers and streams are per thread count and per thread: sessions with other
 // thread counts and concurrent callers get the same results (conv2d: dnnl_conv_test.cpp).
 TEST(Matmul, ThreadCountsAndConcurrentCallers) {

@@ -107,14 +107,17 @@ class Operand {
   // For inputs the reorder goes user -> prim, for outputs prim -> user.
   Operand(const memory::desc& user, const memory::desc& prim, bool input);
   // The memory the primitive uses: `data` itself, or buffer `slot` in the primitive's layout, filled
-  // from `data` first if this is an input.
-  memory Prepare(void* data, BufferSlot slot, dnnl::stream& stream) const;
+  // from `data` first if this is an input. Given a pool, a 1x1 convolution's weight in blocks of output
+  // channels is filled on it by the engine's own transposition (Note [1x1 weights in blocks]), any other
+  // by oneDNN's reorder.
+  memory Prepare(void* data, BufferSlot slot, dnnl::stream& stream, ThreadPool* pool = nullptr) const;
   // For outputs: copies the primitive's result (from Prepare) into `data` if layouts differ.
   void Finish(memory prim, void* data, dnnl::stream& stream) const;
 
  private:
   memory::desc user_, prim_;
   bool input_ = true;
+  int64_t block_ = 0;  // the output channels per block where the engine's transposition fills prim, else 0
   std::optional<dnnl::reorder> reorder_;
 };
 
