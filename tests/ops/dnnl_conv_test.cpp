@@ -222,13 +222,8 @@ TEST(Conv2d, BackwardOpsMatchDirectLoops) {
   CheckBackward(kManyChannels, DType::Float32());
 }
 
-// The Winograd weight gradient over more tiles than one block takes (at most 4 MiB of transformed input
-// and output gradient: 241 tiles at 16 + 256 channels): on one thread its 256 tiles are 2 blocks, which
-// add into the same sums.
-TEST(Conv2d, WinogradWeightGradientOverSeveralBlocks) {
-  const ConvCase k{{1, 16, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
-  const auto f32 = DType::Float32();
-  const TensorPtr x = RandomTensor(f32, k.x), dy = RandomTensor(f32, k.y_shape());
+// dW (o, c, kh, kw) of conv2d(x, w) for grad_y dy, in float64 loops over the terms of `k`.
+std::vector<double> RefWeightGradient(const ConvCase& k, const TensorPtr& x, const TensorPtr& dy) {
   const std::vector<double> xv = ToDoubles(x), dyv = ToDoubles(dy);
   const Shape ws = k.weight_shape(), ys = k.y_shape();
   std::vector<double> dw(static_cast<size_t>(ws.numel()), 0.0);
@@ -237,14 +232,34 @@ TEST(Conv2d, WinogradWeightGradientOverSeveralBlocks) {
     dw[static_cast<size_t>(Ravel({o, ci, ki, kj}, ws))] +=
         dyv[static_cast<size_t>(Ravel({b, o, oy, ox}, ys))] * xv[static_cast<size_t>(Ravel({b, c, iy, ix}, k.x))];
   });
+  return dw;
+}
+
+// The weight gradient of channels-last x and grad_y without a bias gradient, against the loops.
+void CheckWeightGradientWithoutBias(const ConvCase& k) {
+  const auto f32 = DType::Float32();
+  const TensorPtr x = RandomTensor(f32, k.x), dy = RandomTensor(f32, k.y_shape());
+  const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
+  Attrs attrs = k.attrs();
+  attrs.Set("bias_grad", false);
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+  ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, k.weight_shape(),
+                   RefWeightGradient(k, x, dy), Tol(f32), Tol(f32));
+}
+
+// Note [Weight gradients as products over patches]: a weight of 16 x 4608 elements, and 484 positions are
+// two chunks of patches (455 fill 8 MiB), the second one added to the first's product.
+TEST(Conv2d, WeightGradientOverPatchesInChunks) {
+  CheckWeightGradientWithoutBias({{1, 512, 44, 44}, 16, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false});
+}
+
+// The Winograd weight gradient over more tiles than one block takes (at most 4 MiB of transformed input
+// and output gradient: 241 tiles at 16 + 256 channels): on one thread its 256 tiles are 2 blocks, which
+// add into the same sums.
+TEST(Conv2d, WinogradWeightGradientOverSeveralBlocks) {
   Session one_thread(SessionOptions{.num_threads = 1});
   SessionScope scope(one_thread);
-  const TensorPtr w = RandomTensor(f32, ws);  // gives the weight's shape only
-  Attrs attrs = k.attrs();
-  attrs.Set("bias_grad", false);  // Winograd's weight gradient has no bias gradient
-  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
-  ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, ws, dw, Tol(f32),
-                   Tol(f32));
+  CheckWeightGradientWithoutBias({{1, 16, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false});
 }
 
 // An empty x still has a bias gradient (the sum of grad_y), and huge attributes run the loops.

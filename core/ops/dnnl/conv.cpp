@@ -4,7 +4,9 @@
 // NC(D)HW tensors, except 3x3 stride-1 convolutions of 16 to 256 channels on channels-last data, which run
 // Winograd kernels (core/ops/cpu/winograd.h; the weight gradient only when no bias gradient is asked), and
 // the weight gradient, (stride 1) backward data and (few positions) forward of 1x1 ones on channels-last
-// data, which are one sgemm each (Note [1x1 convolutions as products]);
+// data, which are one sgemm each (Note [1x1 convolutions as products]), and on channels-last data without
+// a bias products over the patches of x (Notes [Convolutions over few positions as products], [Weight
+// gradients as products over patches]);
 // float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
@@ -474,8 +476,10 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
 // run by oneDNN's sgemm: 1.0, 0.95 and 0.93 ms for the calls above; ResNet-18's lazy step at batch 8 took
 // 42.5 against 49-50 ms, ResNet-50's at batch 1 (its last stage's 7x7 images) 148-150 against 157-160 ms.
 // Below kFewPositions positions only: at 196 (ResNet-50's last stage at batch 4) the forward product took
-// 6.5 against 4.4 ms per call. (A dense 1x1 convolution's patches are x itself, its forward is the one of
-// Note [1x1 convolutions as products]; its backwards have their own products there, tried first.)
+// 6.5 against 4.4 ms per call (the weight gradient runs so at any count of positions where the weight is
+// large: Note [Weight gradients as products over patches]). (A dense 1x1 convolution's patches are x itself,
+// its forward is the one of Note [1x1 convolutions as products]; its backwards have their own products there, tried
+// first.)
 constexpr int64_t kFewPositions = 128;
 
 // Whether `g` runs as products over its patches: 2-D, one group, channels last, fewer than kFewPositions
@@ -502,16 +506,18 @@ void ForEachTapInside(const ConvGeom& g, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
-// X_col (P x c kh kw) of x (NHWC): x itself for a dense 1x1 convolution, else in a buffer of `slot`.
-const float* Patches(const ConvGeom& g, const float* x, BufferSlot slot, ThreadPool& pool) {
-  if (DenseOneByOne(g)) return x;
-  const int64_t p = g.n * g.oh * g.ow, taps = g.kh * g.kw, row = g.c * taps;
-  auto* cols = static_cast<float*>(Buffer(slot, static_cast<size_t>(p * row) * sizeof(float)));
-  pool.ParallelFor(p, GrainFor(row), [&](int64_t begin, int64_t end) {
+// Rows [first, last) of X_col (P x c kh kw) of x (NHWC): x itself for a dense 1x1 convolution, else in a
+// buffer of `slot`.
+const float* Patches(const ConvGeom& g, const float* x, int64_t first, int64_t last, BufferSlot slot,
+                     ThreadPool& pool) {
+  const int64_t taps = g.kh * g.kw, row = g.c * taps;
+  if (DenseOneByOne(g)) return x + first * row;
+  auto* cols = static_cast<float*>(Buffer(slot, static_cast<size_t>((last - first) * row) * sizeof(float)));
+  pool.ParallelFor(last - first, GrainFor(row), [&](int64_t begin, int64_t end) {
     std::fill(cols + begin * row, cols + end * row, 0.0f);
-    ForEachTapInside(g, begin, end, [&](int64_t r, int64_t t, int64_t iy, int64_t ix) {
+    ForEachTapInside(g, first + begin, first + end, [&](int64_t r, int64_t t, int64_t iy, int64_t ix) {
       const float* in = x + ((r / (g.oh * g.ow) * g.h + iy) * g.w + ix) * g.c;
-      float* out = cols + r * row + t;
+      float* out = cols + (r - first) * row + t;
       for (int64_t ci = 0; ci < g.c; ++ci) out[ci * taps] = in[ci];
     });
   });
@@ -520,8 +526,8 @@ const float* Patches(const ConvGeom& g, const float* x, BufferSlot slot, ThreadP
 
 bool FewPositionsForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
   if (bias || !FewPositions(g)) return false;
-  const float* cols = Patches(g, ctx.in(0).data<float>(), kSlotSrc, ctx.pool);
   const int64_t p = g.n * g.oh * g.ow, row = g.c * g.kh * g.kw;
+  const float* cols = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
   CheckSgemm(
@@ -549,13 +555,35 @@ bool FewPositionsBackwardData(KernelContext& ctx, const ConvGeom& g, const float
   return true;
 }
 
-bool FewPositionsWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias, const float* x, const float* dy) {
-  if (bias || !FewPositions(g)) return false;
-  const float* cols = Patches(g, x, kSlotSrc, ctx.pool);
-  const int64_t row = g.c * g.kh * g.kw;
+// Note [Weight gradients as products over patches]
+// oneDNN 2.6's weight-gradient primitive (jit:avx512_core) ran the 3x3 convolutions that the Winograd
+// kernels do not (stride 2; 512 channels) at 120-165 GFLOP/s on 2 threads of an AVX-512 EPYC, and its
+// result is reordered back from its blocked layout. dW = dY^T X_col over all positions ran ResNet-50's at
+// batch 4 in 4.4-5.0 against 4.6-7.9 ms per call (sgemm, 200+ GFLOP/s; at 56x56 images 5.0 against 6.1
+// ms), at batch 16 the same or faster but for the 512-channel stride-1 one (18 against 17 ms). The
+// positions are taken in chunks whose patches fill about kPatchBytes (their sums added up by sgemm's
+// beta), which stay in the last-level cache between the copy and the product and bound the buffer. Not
+// for weights of fewer than kManyWeights elements over many positions: few outputs, each a long sum, which
+// sgemm splits poorly between threads; ResNet's stem (64 x 3 x 7 x 7, 12544 positions at batch 4) took 12.5
+// against 5.3 ms, the main job's 64 x 32 x 3 x 3 of stride 2 (3136 positions) 1.0-1.2 against 0.73 ms.
+// (ResNet-18's 128 x 64 x 3 x 3 of stride 2: the same.)
+constexpr int64_t kManyWeights = int64_t{1} << 16;
+constexpr size_t kPatchBytes = size_t{8} << 20;
+
+bool PatchesWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias, const float* x, const float* dy) {
+  const int64_t p = g.n * g.oh * g.ow, row = g.c * g.kh * g.kw;
+  if (bias || g.is3d || g.g != 1 || !g.channels_last || (p >= kFewPositions && g.o * row < kManyWeights)) return false;
+  const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kPatchBytes / sizeof(float)) / row);
+  float* dw = ctx.out(0).data<float>();
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  CheckSgemm(
-      dnnl_sgemm('T', 'N', g.o, row, g.n * g.oh * g.ow, 1.0f, dy, g.o, cols, row, 0.0f, ctx.out(0).data<float>(), row));
+  int64_t first = 0;
+  do {  // once at least: without positions the product (beta 0) zeros dw
+    const int64_t last = std::min(p, first + chunk);
+    const float* cols = Patches(g, x, first, last, kSlotSrc, ctx.pool);
+    CheckSgemm(dnnl_sgemm('T', 'N', g.o, row, last - first, 1.0f, dy + first * g.o, g.o, cols, row,
+                          first == 0 ? 0.0f : 1.0f, dw, row));
+    first = last;
+  } while (first < p);
   return true;
 }
 
@@ -637,7 +665,7 @@ void ConvBackwardWeightF32(KernelContext& ctx) {
   if (const auto s = !bias ? WinogradOf(g) : std::nullopt) {
     return cpu::WinogradBackwardWeight(*s, x->data<float>(), dy->data<float>(), static_cast<float*>(dw), ctx.pool);
   }
-  if (FewPositionsWeightGradient(ctx, g, bias, x->data<float>(), dy->data<float>())) return;
+  if (PatchesWeightGradient(ctx, g, bias, x->data<float>(), dy->data<float>())) return;
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
   static auto* cache = new PrimitiveCache<ConvBwdWeightsEntry>();
   auto e = cache->Get(ConvKey(exec, 3, g, bias), [&] {
