@@ -253,13 +253,31 @@ TEST(Conv2d, WeightGradientOverPatchesInChunks) {
   CheckWeightGradientWithoutBias({{1, 512, 44, 44}, 16, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false});
 }
 
-// The Winograd weight gradient over more tiles than one block takes (at most 4 MiB of transformed input
-// and output gradient: 241 tiles at 16 + 256 channels): on one thread its 256 tiles are 2 blocks, which
-// add into the same sums.
+// The Winograd weight gradient with sums of 1 MiB and more (64 x 256 channels), in blocks of at most 4 MiB
+// of transformed input and output gradient: on one thread its 256 tiles are 2 blocks of 128, which add into
+// the same sums. Against oneDNN's weight gradient of the same float32 operands (with the bias gradient,
+// which the Winograd kernels do not give).
+TEST(Conv2d, WinogradWeightGradientInLargeBlocks) {
+  const ConvCase k{{1, 64, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
+  const auto f32 = DType::Float32();
+  const TensorPtr x = ChannelsLast(RandomTensor(f32, k.x)), dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
+  const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
+  Session one_thread(SessionOptions{.num_threads = 1});
+  SessionScope scope(one_thread);
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+  Attrs winograd = k.attrs(), onednn = k.attrs();
+  winograd.Set("bias_grad", false);
+  onednn.Set("bias_grad", true);
+  ExpectTensorNear(Apply(bwd_weight, {x, dy, w}, winograd)[0], f32, k.weight_shape(),
+                   ToDoubles(Apply(bwd_weight, {x, dy, w}, onednn)[0]), Tol(f32), Tol(f32));
+}
+
+// ... with smaller sums (16 x 256 channels) in blocks that stay in the L2 cache: on one thread its 64 tiles
+// are 2 blocks. Against the float64 loops.
 TEST(Conv2d, WinogradWeightGradientOverSeveralBlocks) {
   Session one_thread(SessionOptions{.num_threads = 1});
   SessionScope scope(one_thread);
-  CheckWeightGradientWithoutBias({{1, 16, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false});
+  CheckWeightGradientWithoutBias({{1, 16, 16, 16}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false});
 }
 
 // An empty x still has a bias gradient (the sum of grad_y), and huge attributes run the loops.

@@ -52,13 +52,17 @@ int64_t TilesPerBlock(const Pass& p, int64_t threads) {
 }
 
 // Tiles per block of the weight gradient. Its products add each block's tiles into the 16 * ci * co sums
-// of the thread's part, which are loaded and stored again for every block (4 MiB per part at 256
-// channels): short blocks spend much of the products on them. So each part takes its tiles in as few
-// blocks as keep the block's transformed input and output gradient (16 * tiles * (ci + co) floats) within
-// 4 MiB (the thread's scratch buffers grow to that), split evenly: 8-12% less time than blocks of
-// TilesPerBlock at 64 to 256 channels, 4 and 16 images (2 threads of an AVX-512 EPYC; 2 MiB gained less at
-// 256 channels, 8 MiB no more).
+// of the thread's part, which are loaded and stored again for every block: where they outgrow the L2
+// cache (1 MiB and more: 128 channels in and out; 4 MiB at 256), short blocks spend much of the products
+// on them. There each part takes its tiles in as few blocks as keep the block's transformed input and
+// output gradient (16 * tiles * (ci + co) floats) within 4 MiB (the thread's scratch buffers grow to
+// that), split evenly: 8-13% less time than TilesPerBlock's at 128 and 256 channels, 4 and 16 images (2
+// threads of an AVX-512 EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With smaller sums the
+// blocks stay TilesPerBlock's, which keep the block in L2 between the transforms and the products: the
+// large ones, faster on warm data at 64 channels, took 5-22% longer in the main job's training step
+// (16 to 64 channels, cold data).
 int64_t WeightGradientTilesPerBlock(const Pass& p, int64_t threads) {
+  if (kPositions * p.ci * p.co * int64_t{sizeof(float)} < (int64_t{1} << 20)) return TilesPerBlock(p, threads);
   const int64_t most =
       std::max<int64_t>(kRows, 4 * 1024 * 1024 / int64_t{sizeof(float)} / (kPositions * (p.ci + p.co)));
   const int64_t share = (p.tiles() + threads - 1) / threads, blocks = (share + most - 1) / most;
