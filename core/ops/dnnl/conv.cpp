@@ -477,9 +477,9 @@ bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy
 // 42.5 against 49-50 ms, ResNet-50's at batch 1 (its last stage's 7x7 images) 148-150 against 157-160 ms.
 // Below kFewPositions positions only: at 196 (ResNet-50's last stage at batch 4) the forward product took
 // 6.5 against 4.4 ms per call (the weight gradient runs so at any count of positions where the weight is
-// large: Note [Weight gradients as products over patches]). (A dense 1x1 convolution's patches are x itself,
-// its forward is the one of Note [1x1 convolutions as products]; its backwards have their own products there, tried
-// first.)
+// large: Note [Weight gradients as products over patches]). (A dense 1x1 convolution's patches are x
+// itself, its forward is the one of Note [1x1 convolutions as products]; its backwards have their own
+// products there, tried first.)
 constexpr int64_t kFewPositions = 128;
 
 // Whether `g` runs as products over its patches: 2-D, one group, channels last, fewer than kFewPositions
