@@ -523,13 +523,19 @@ TEST(DataParallel, TrainingEqualsOneProcessOnTheWholeBatch) {
 
 TEST(DataParallel, SyncedRunningStatisticsAreTheRanksAverage) { ExpectEveryRankSucceeds("bn_stats", {2, 3}); }
 
+// How much longer than its timeout a rank may take to report a failure: the time to diagnose it, and to be
+// scheduled at all where ctest runs two tests at once on a shared 2-vCPU machine (a rank took 5.3 s to name
+// an exited one, timeout 3 s, while ops.conformance ran beside it). The bound still tells a report at the
+// timeout from a hang.
+constexpr int kSlackMs = 3000;
+
 TEST(DataParallel, ARankThatExitsIsNamedByTheOthers) {
   const std::vector<Report> reports = Launch("rank_exits", 3);
   for (int32_t r : {0, 2}) {
     const Report& rep = reports[static_cast<size_t>(r)];
     EXPECT_EQ(rep.status, 0);
     EXPECT_EQ(rep.code, "UNAVAILABLE") << rep.message;
-    EXPECT_LT(rep.ms, 3000 + 1500) << "within the timeout (3 s) and the diagnosis";
+    EXPECT_LT(rep.ms, 3000 + kSlackMs) << "within the timeout (3 s) and the diagnosis";
     EXPECT_NE(rep.message.find("rank 1 (process"), std::string::npos) << rep.message;
     EXPECT_NE(rep.message.find("has exited"), std::string::npos) << rep.message;
     // Later calls say the group is broken.
@@ -546,7 +552,7 @@ TEST(DataParallel, ARankThatHangsTimesOut) {
     const Report& rep = reports[static_cast<size_t>(r)];
     EXPECT_EQ(rep.status, 0);
     EXPECT_EQ(rep.code, "DEADLINE_EXCEEDED") << rep.message;
-    EXPECT_LT(rep.ms, 1500 + 1500);
+    EXPECT_LT(rep.ms, 1500 + kSlackMs);
     EXPECT_NE(rep.message.find("rank 1 did not take part"), std::string::npos) << rep.message;
   }
 }
@@ -569,7 +575,7 @@ TEST(DataParallel, ARankThatNeverJoinsTimesOut) {
     const Report& rep = reports[static_cast<size_t>(r)];
     EXPECT_EQ(rep.status, 0);
     EXPECT_EQ(rep.code, "DEADLINE_EXCEEDED") << rep.message;
-    EXPECT_LT(rep.ms, 1500 + 1000);
+    EXPECT_LT(rep.ms, 1500 + kSlackMs);
     EXPECT_NE(rep.message.find("rank(s) 2 did not join within 1500 ms"), std::string::npos) << rep.message;
   }
 }
