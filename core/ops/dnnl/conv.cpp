@@ -183,9 +183,8 @@ ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward
                       Operand(UserData(g, DstDims(g)), pd.dst_desc(), false)};
 }
 
-void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, const Exec& exec, ThreadPool& pool, void* x, void* w,
+void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, dnnl::stream& stream, ThreadPool& pool, void* x, void* w,
                 void* bias, void* y) {
-  dnnl::stream& stream = exec.stream;
   const memory dst = e.dst.Prepare(y, kSlotDst, stream);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.src.Prepare(x, kSlotSrc, stream)},
                                           {DNNL_ARG_WEIGHTS, e.weights.Prepare(w, kSlotWeights, stream, &pool)},
@@ -607,8 +606,8 @@ void ConvF32(KernelContext& ctx) {
     const dnnl::convolution_forward::primitive_desc pd(ConvFwdDesc(g, prop, bias), DefaultAttr(), Engine());
     return MakeConvFwdEntry(g, pd);
   });
-  RunConvFwd(*e, g, exec, ctx.pool, ctx.in(0).raw_data(), ctx.in(1).raw_data(), bias ? ctx.in(2).raw_data() : nullptr,
-             ctx.out(0).raw_data());
+  RunConvFwd(*e, g, exec.stream, ctx.pool, ctx.in(0).raw_data(), ctx.in(1).raw_data(),
+             bias ? ctx.in(2).raw_data() : nullptr, ctx.out(0).raw_data());
 }
 
 void ConvBackwardDataF32(KernelContext& ctx) {

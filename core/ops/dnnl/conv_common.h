@@ -71,7 +71,7 @@ struct ConvFwdEntry {
 ConvFwdEntry MakeConvFwdEntry(const ConvGeom& g, const dnnl::convolution_forward::primitive_desc& pd);
 // Runs `e` on x, w, y (in UserData layouts) and a plain (o) bias (null if the primitive has none); waits.
 // The weight's reorder may run on `pool` (Operand::Prepare).
-void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, const Exec& exec, ThreadPool& pool, void* x, void* w,
+void RunConvFwd(const ConvFwdEntry& e, const ConvGeom& g, dnnl::stream& stream, ThreadPool& pool, void* x, void* w,
                 void* bias, void* y);
 
 }  // namespace dnnl_util

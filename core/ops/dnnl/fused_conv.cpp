@@ -115,7 +115,7 @@ void FusedConvBnActF32(KernelContext& ctx) {
                                                        Engine());
     return MakeConvFwdEntry(g, pd);
   });
-  RunConvFwd(*e, g, exec, ctx.pool, ctx.in(kX).raw_data(), folded, folded + w_numel, ctx.out(0).raw_data());
+  RunConvFwd(*e, g, exec.stream, ctx.pool, ctx.in(kX).raw_data(), folded, folded + w_numel, ctx.out(0).raw_data());
 }
 
 // ---- float64 (and float32 calls oneDNN does not run): conv2d's kernel on the folded weights -----------
