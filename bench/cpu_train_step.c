@@ -9,7 +9,10 @@
  *   mlp       batch 32,          64 -> 128 -> ReLU -> 10
  *
  *   cpu_train_step [--model all|LIST] [--batch N] [--mode both|eager|lazy] [--threads N]
- *                  [--warmup N] [--iters N]
+ *                  [--warmup N] [--iters N] [--profile FILE]
+ *
+ * --profile FILE: the lazy graphs are profiled (of_graph_options_t.profile) and their dumps appended to
+ * FILE after the timed steps: each step's time per run and at best, and each op's share.
  *
  * LIST is comma-separated (e.g. resnet50,mlp). Prints one line per model, batch and mode:
  * "model=<name> impl=oneflow_c mode=eager|lazy format=nchw batch=<n> threads=<t> warmup=<w> iters=<i>
@@ -28,6 +31,8 @@
 #include <unistd.h>
 
 #include <oneflow/oneflow_c.h>
+
+static const char* profile_path = NULL; /* --profile */
 
 static void check(of_status_t* st, const char* what, int line) {
   if (st == NULL) return;
@@ -287,8 +292,11 @@ static of_optimizer_t* make_sgd(net_t* n) {
 /* The eager step traced into a graph: inputs x and target (the bench's fixed shapes), output the loss;
  * a run also applies `opt`'s update and the batch-norm running-statistics update in place. */
 static of_graph_t* build_train_graph(net_t* n, const model_t* m, of_optimizer_t* opt) {
+  of_graph_options_t options;
+  of_graph_options_init(&options);
+  options.profile = profile_path != NULL;
   of_graph_t* g = NULL;
-  CHECK(of_graph_create(n->s, m->name, NULL, &g));
+  CHECK(of_graph_create(n->s, m->name, &options, &g));
   CHECK(of_graph_begin_build(g));
   of_tensor_t *x = NULL, *t = NULL, *loss = NULL;
   CHECK(of_graph_add_input(g, "x", of_dtype_float32(), m->input_dims, m->input_ndim, &x));
@@ -303,6 +311,20 @@ static of_graph_t* build_train_graph(net_t* n, const model_t* m, of_optimizer_t*
   CHECK(of_graph_end_build(g));
   release_temps(n); /* the lazy handles */
   return g;
+}
+
+/* Appends the dump of `g` to the file at `path`. */
+static void write_dump(const of_graph_t* g, const char* path) {
+  size_t length = 0;
+  CHECK(of_graph_dump(g, NULL, 0, &length));
+  char* text = malloc(length + 1);
+  CHECK(of_graph_dump(g, text, length + 1, &length));
+  FILE* f = fopen(path, "a");
+  if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "cannot write the profile to %s\n", path);
+    exit(1);
+  }
+  free(text);
 }
 
 /* (warmup, iters) when not given: enough steps for a stable median without taking minutes on two cores
@@ -386,6 +408,7 @@ static void bench(const char* name, int64_t batch, int threads, int warmup, int 
     report(name, &r, lazy_times);
   }
 
+  if (g != NULL && profile_path != NULL) write_dump(g, profile_path);
   free(eager_times);
   free(lazy_times);
   of_graph_destroy(g);
@@ -403,6 +426,7 @@ static void bench(const char* name, int64_t batch, int threads, int warmup, int 
 static int usage(const char* prog) {
   fprintf(stderr,
           "usage: %s [--model all|LIST] [--batch N] [--mode both|eager|lazy] [--threads N] [--warmup N] [--iters N]\n"
+          "       [--profile FILE]\n"
           "LIST: comma-separated names among mlp, resnet18, resnet50\n",
           prog);
   return 2;
@@ -431,6 +455,8 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--iters") == 0) iters = atoi(argv[i + 1]);
     else if (strcmp(argv[i], "--batch") == 0) batch = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--profile") == 0)
+      profile_path = argv[i + 1];
     else return usage(argv[0]);
   }
   const int eager = strcmp(mode, "both") == 0 || strcmp(mode, "eager") == 0;

@@ -1,37 +1,26 @@
-"""Where a ResNet training step's time goes: runs bench/cpu_train_step (one model, batch and mode) with
-ONEDNN_VERBOSE=1, sums the time of oneDNN's primitive executions per step by kind (convolution forward,
-backward data, backward weights; reorders; batch norm; the rest), and prints them beside the step's
-median and, with --pytorch, PyTorch's best step measured in the same run. The time outside oneDNN
-(the engine's own kernels: fused elementwise steps, pooling, the optimizer update) is the median minus
-oneDNN's share.
+"""Where a ResNet training step's time goes: runs bench/cpu_train_step's lazy graph for one model and
+batch with the graph profiled (of_graph_options_t.profile, the tool's --profile), and prints the time per
+step of each op (the sum of each of its steps' shortest run, which leaves out the first run's set-up and
+a busy machine's outliers), the longest steps with their shapes and, with --pytorch, PyTorch's best step
+measured in the same run.
 
-It also prints the bound that the convolutions set: PyTorch's step / the convolution primitives' time
-alone is the largest ratio reachable with these convolution kernels (oneDNN's, which PyTorch runs too),
-whatever happens around them.
+It also prints the bound that the convolutions set: PyTorch's step / the convolutions' time alone is the
+largest ratio reachable with these convolution kernels, whatever happens around them.
 
   /usr/bin/python3 bench/profile_step.py --model resnet50 --batch 4 --threads 2 --pytorch
 
-A step is counted by the stem convolution's forward executions (one per step, in both modes); the
-verbose times include the warm-up steps, whose primitives are cached, so they are per-step averages."""
+Profiling times each step of the graph apart (on the CPU at no cost worth noting: a clock read per
+step), so the step's median printed beside is that of the profiled runs."""
 import argparse
-import collections
 import os
+import re
 import sys
+import tempfile
 
 import benchlib
 
-
-def kind_of(fields):
-    """The category of one `onednn_verbose,exec,...` line split at commas."""
-    primitive, impl, prop = fields[3], fields[4], fields[5]
-    if primitive == "convolution":
-        return f"convolution {prop} ({impl})"
-    if primitive == "reorder":
-        formats = fields[6].split()
-        return f"reorder {formats[0].split(':')[3]} -> {formats[1].split(':')[3]}"
-    if primitive == "batch_normalization":
-        return f"batch norm {prop}"
-    return f"{primitive} {prop}"
+OP_LINE = re.compile(r"^    (\S+): (\d+) steps?, ([\d.]+) ms per run \(([\d.]+)%\), ([\d.]+) ms at best$")
+STEP_LINE = re.compile(r"^  step #\d+: .*  \(([\d.]+) ms, best ([\d.]+)\)$")
 
 
 def main():
@@ -39,48 +28,40 @@ def main():
     p.add_argument("--build-dir", default=os.path.join(benchlib.REPO, "build", "release"))
     p.add_argument("--model", default="resnet50", choices=["resnet18", "resnet50"])
     p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--mode", default="lazy", choices=["eager", "lazy"])
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--iters", type=int, default=6)
+    p.add_argument("--top", type=int, default=15, help="how many of the longest steps to list")
     p.add_argument("--pytorch", action="store_true", help="also time PyTorch's step (its better format)")
     args = p.parse_args()
 
-    os.environ["ONEDNN_VERBOSE"] = "1"
-    cmd = [os.path.join(args.build_dir, "bench", "cpu_train_step"), "--model", args.model, "--batch",
-           str(args.batch), "--mode", args.mode, "--threads", str(args.threads), "--warmup", str(args.warmup),
-           "--iters", str(args.iters)]
-    out = benchlib.run(cmd, args.threads)
-    del os.environ["ONEDNN_VERBOSE"]
-    step = benchlib.records(out, "model")[-1]
-    totals = collections.defaultdict(float)
-    calls = collections.Counter()
-    steps = 0
-    for line in out.splitlines():
-        if not line.startswith("onednn_verbose,exec,"):
-            continue
-        fields = line.split(",")
-        kind = kind_of(fields)
-        totals[kind] += float(fields[-1])
-        calls[kind] += 1
-        if fields[3] == "convolution" and fields[5].startswith("forward") and "_ic3oc" in fields[-2]:
-            steps += 1
-    if steps == 0:
-        sys.exit("no stem convolution in oneDNN's log: is this a ResNet on a build with oneDNN?")
+    with tempfile.TemporaryDirectory() as tmp:
+        dump_path = os.path.join(tmp, "dump.txt")
+        cmd = [os.path.join(args.build_dir, "bench", "cpu_train_step"), "--model", args.model, "--batch",
+               str(args.batch), "--mode", "lazy", "--threads", str(args.threads), "--warmup", str(args.warmup),
+               "--iters", str(args.iters), "--profile", dump_path]
+        step = benchlib.records(benchlib.run(cmd, args.threads), "model")[-1]
+        with open(dump_path) as f:
+            dump = f.read().splitlines()
+    ops = [m.groups() for m in map(OP_LINE.match, dump) if m]
+    steps = [(float(m.group(2)), line.strip()) for line, m in ((l, STEP_LINE.match(l)) for l in dump) if m]
+    if not ops or not steps:
+        sys.exit("no profile in the graph's dump: is cpu_train_step of this build?")
 
     median = step["median_ms"]
-    conv = sum(v for k, v in totals.items() if k.startswith("convolution")) / steps
-    dnnl = sum(totals.values()) / steps
-    print(f"{args.model} batch {args.batch}, {args.mode}, {args.threads} threads: step median {median:.1f} ms, "
-          f"{step['gflop']:.2f} GFLOP ({step['gflops']:.1f} GFLOP/s); oneDNN primitives per step "
-          f"(average of {steps} steps):")
-    print(f"{'ms':>9} {'share':>6} {'calls':>6}  primitive")
-    for kind, total in sorted(totals.items(), key=lambda kv: -kv[1]):
-        ms = total / steps
-        print(f"{ms:9.1f} {100 * ms / median:5.1f}% {calls[kind] // steps:6d}  {kind}")
-    print(f"{median - dnnl:9.1f} {100 * (median - dnnl) / median:5.1f}%         outside oneDNN (the engine's own "
-          "kernels and overheads)")
+    in_steps = sum(float(o[4]) for o in ops)
+    print(f"{args.model} batch {args.batch}, lazy, {args.threads} threads: step median {median:.1f} ms, "
+          f"{step['gflop']:.2f} GFLOP ({step['gflops']:.1f} GFLOP/s); per op, the sum of its steps' best runs:")
+    print(f"{'ms':>9} {'share':>6} {'steps':>6}  op")
+    for name, count, _, _, best in sorted(ops, key=lambda o: -float(o[4])):
+        print(f"{float(best):9.1f} {100 * float(best) / median:5.1f}% {int(count):6d}  {name}")
+    print(f"{median - in_steps:9.1f} {100 * (median - in_steps) / median:5.1f}%         between the steps (the "
+          "median's excess over the best runs, the run's own work)")
+    conv = sum(float(o[4]) for o in ops if o[0].startswith("conv2d"))
     print(f"convolutions: {conv:.1f} ms; the step's flops over their time: {step['gflop'] / conv * 1000:.1f} GFLOP/s")
+    print(f"the {args.top} longest steps (best run, ms):")
+    for best, text in sorted(steps, key=lambda s: -s[0])[:args.top]:
+        print(f"{best:9.3f}  {text[:200]}")
     if args.pytorch:
         pt_cmd = [sys.executable, os.path.join(benchlib.HERE, "pytorch_train_step.py"), "--model", args.model,
                   "--batch", str(args.batch), "--threads", str(args.threads), "--warmup", str(args.warmup),

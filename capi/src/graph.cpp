@@ -51,8 +51,8 @@ extern "C" {
 void of_graph_options_init(of_graph_options_t* options) {
   if (options == nullptr) return;
   const graph::GraphOptions d;
-  *options = of_graph_options_t{sizeof(of_graph_options_t), d.fuse, d.inplace, d.plan_memory,
-                                static_cast<int32_t>(d.plan_cache_size)};
+  *options = of_graph_options_t{
+      sizeof(of_graph_options_t), d.fuse, d.inplace, d.plan_memory, static_cast<int32_t>(d.plan_cache_size), d.profile};
 }
 
 of_status_t* of_graph_create(of_session_t* session, const char* name, const of_graph_options_t* options,
@@ -64,7 +64,8 @@ of_status_t* of_graph_create(of_session_t* session, const char* name, const of_g
     const graph::GraphOptions go{.fuse = Flag(o.fuse, "options->fuse"),
                                  .inplace = Flag(o.inplace, "options->inplace"),
                                  .plan_memory = Flag(o.plan_memory, "options->plan_memory"),
-                                 .plan_cache_size = static_cast<size_t>(o.plan_cache_size)};
+                                 .plan_cache_size = static_cast<size_t>(o.plan_cache_size),
+                                 .profile = Flag(o.profile, "options->profile")};
     OF_CHECK(o.plan_cache_size >= 1) << "options->plan_cache_size must be at least 1, got " << o.plan_cache_size;
     auto g = std::make_unique<of_graph_t>();
     g->impl = std::make_unique<graph::Graph>(session->impl, name != nullptr ? name : "", go);

@@ -36,8 +36,48 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
   SelectKernels(ir);
   std::unique_ptr<Executable> exe = Lower(ir, options);
   exe->signature = std::move(signature);
+  exe->profile = options.profile;
   return exe;
 }
+
+namespace {
+
+double Milliseconds(std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); }
+double MillisecondsPerRun(const Executable::Step& step) {
+  return step.runs == 0 ? 0.0 : Milliseconds(step.time) / static_cast<double>(step.runs);
+}
+
+// GraphOptions::profile: the time per run of each op's steps together, the most expensive first, and the
+// sum of their shortest times (which leaves out a first run's set-up and a busy machine's outliers).
+std::string DumpProfile(const Executable& exe) {
+  struct OpTime {
+    std::string_view name;
+    size_t steps = 0;
+    double ms = 0.0, best_ms = 0.0;
+  };
+  std::vector<OpTime> ops;
+  OpTime all{"all"};
+  for (const Executable::Step& step : exe.steps) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const OpTime& o) { return o.name == step.op->name; });
+    if (it == ops.end()) it = ops.insert(ops.end(), OpTime{step.op->name});
+    for (OpTime* o : {&*it, &all}) {
+      ++o->steps;
+      o->ms += MillisecondsPerRun(step);
+      o->best_ms += Milliseconds(step.best);
+    }
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
+  const uint64_t runs = exe.steps.empty() ? 0 : exe.steps.front().runs;
+  std::string s =
+      fmt::format("  profile: {} runs, {:.3f} ms per run in the steps, {:.3f} ms at best\n", runs, all.ms, all.best_ms);
+  for (const OpTime& o : ops) {
+    s += fmt::format("    {}: {} step{}, {:.3f} ms per run ({:.1f}%), {:.3f} ms at best\n", o.name, o.steps,
+                     o.steps == 1 ? "" : "s", o.ms, all.ms > 0.0 ? 100.0 * o.ms / all.ms : 0.0, o.best_ms);
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string DumpExecutable(const Executable& exe) {
   std::string s = fmt::format(
@@ -45,7 +85,7 @@ std::string DumpExecutable(const Executable& exe) {
       "{} in place\n",
       exe.signature, exe.steps.size(), exe.stats.planned_peak_bytes, exe.stats.intermediate_bytes,
       exe.stats.buffer_count, exe.stats.inplace_count);
-  auto ref = [](int32_t v) { return v < 0 ? std::string("none") : "%" + std::to_string(v); };
+  auto ref = [](int32_t v) { return v < 0 ? std::string("none") : fmt::format("%{}", v); };
   for (size_t i = 0; i < exe.steps.size(); ++i) {
     const Executable::Step& step = exe.steps[i];
     std::string outs, ins, where;
@@ -67,9 +107,13 @@ std::string DumpExecutable(const Executable& exe) {
                            m.format == MemoryFormat::kChannelsLast ? " channels_last" : "", place);
     }
     for (int32_t v : step.inputs) ins += (ins.empty() ? "" : ", ") + ref(v);
-    s += fmt::format("  step #{}: {}{}{}({}) : {}{}\n", i, outs, outs.empty() ? "" : " = ", step.op->name, ins,
-                     where.empty() ? "-" : where, step.origin.empty() ? "" : "  <- " + step.origin);
+    s += fmt::format("  step #{}: {}{}{}({}) : {}{}{}\n", i, outs, outs.empty() ? "" : " = ", step.op->name, ins,
+                     where.empty() ? "-" : where, step.origin.empty() ? "" : "  <- " + step.origin,
+                     exe.profile
+                         ? fmt::format("  ({:.3f} ms, best {:.3f})", MillisecondsPerRun(step), Milliseconds(step.best))
+                         : "");
   }
+  if (exe.profile) s += DumpProfile(exe);
   return s;
 }
 

@@ -9,6 +9,7 @@
 // planned offset, in its memory format. Graph outputs get fresh storage on each run.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,6 +30,9 @@ struct Executable {
     std::vector<TensorPtr> in{}, out{};        // per-run scratch, reused
     int32_t update = -1;    // index of the Graph update whose attributes are refreshed before each run
     std::string origin{};   // the traced nodes this step computes, for the dump ("conv2d+batch_norm+relu")
+    // GraphOptions::profile: the timed runs of this step, their wall time together and the shortest.
+    uint64_t runs = 0;
+    std::chrono::nanoseconds time{0}, best{0};
   };
   std::vector<Step> steps;
   std::vector<TensorMeta> metas;  // concrete, per value id
@@ -42,6 +46,7 @@ struct Executable {
   std::shared_ptr<Storage> arena;
   MemoryStats stats;
   std::string signature;  // the concrete input shapes: "x: (2, 4)"
+  bool profile = false;   // GraphOptions::profile
 };
 
 // `input_shapes` are static and already checked against the declared dims; `variables` are the bound
@@ -57,7 +62,8 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
 std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs,
                                const std::vector<TensorPtr>& variables, Session& session);
 
-// The specialization as text: steps with concrete shapes and where each value lives, then the plan.
+// The specialization as text: steps with concrete shapes and where each value lives, then the plan;
+// with GraphOptions::profile each step's time per run and best run, and each op's steps together.
 std::string DumpExecutable(const Executable& exe);
 
 }  // namespace oneflow::graph

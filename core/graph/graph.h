@@ -53,6 +53,9 @@ struct GraphOptions {
   // Compiled plans kept, one per concrete input shape; beyond it the least recently used is evicted
   // (and compiled again if its shape comes back). >= 1.
   size_t plan_cache_size = 8;
+  // Each step of each run is timed (a device's queued work is waited for after each of its steps); the
+  // dump shows the times per step and per op. Off by default: the waits slow device steps.
+  bool profile = false;
 };
 
 // Data-parallel training (Note [Data-parallel graphs] in graph.cpp): each run is one step of a data-parallel

@@ -92,7 +92,8 @@ _Static_assert(offsetof(of_graph_options_t, fuse) == 8, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, inplace) == 12, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, plan_memory) == 16, "graph options layout");
 _Static_assert(offsetof(of_graph_options_t, plan_cache_size) == 20, "graph options layout");
-_Static_assert(sizeof(of_graph_options_t) == 24, "graph options size");
+_Static_assert(offsetof(of_graph_options_t, profile) == 24, "graph options layout");
+_Static_assert(sizeof(of_graph_options_t) == 32, "graph options size");
 
 _Static_assert(offsetof(of_graph_memory_stats_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(of_graph_memory_stats_t, planned_peak_bytes) == 8, "graph memory stats layout");

@@ -82,6 +82,7 @@ static void test_options_init(void** state) {
   assert_int_equal(o.inplace, 1);
   assert_int_equal(o.plan_memory, 1);
   assert_int_equal(o.plan_cache_size, 8);
+  assert_int_equal(o.profile, 0);
   of_graph_options_init(NULL);
 }
 
@@ -141,6 +142,9 @@ static void test_create_errors(void** state) {
   of_graph_options_init(&o);
   o.plan_memory = 7;
   ASSERT_STATUS(of_graph_create(s, "g", &o, &g), OF_STATUS_INVALID_ARGUMENT, "options->plan_memory", "7");
+  of_graph_options_init(&o);
+  o.profile = 3;
+  ASSERT_STATUS(of_graph_create(s, "g", &o, &g), OF_STATUS_INVALID_ARGUMENT, "options->profile", "3");
   of_graph_options_init(&o);
   o.struct_size = 0;
   ASSERT_STATUS(of_graph_create(s, "g", &o, &g), OF_STATUS_INVALID_ARGUMENT, "of_graph_create", "struct_size");
@@ -1128,6 +1132,110 @@ static void run_batch(of_session_t* s, of_graph_t* g, int64_t n) {
   of_tensor_release(y);
 }
 
+/* The numbers after each `needle` in text (e.g. each step's "(1.234 ms)"), added up; their number in *count. */
+static double sum_after(const char* text, const char* needle, size_t* count) {
+  double sum = 0;
+  *count = 0;
+  for (const char* p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) {
+    sum += strtod(p + strlen(needle), NULL);
+    ++*count;
+  }
+  return sum;
+}
+
+/* options.profile: each step's time per run in the dump, and each op's steps together. */
+static void test_profile(void** state) {
+  of_session_t* s = *state;
+  of_graph_options_t o;
+  of_graph_options_init(&o);
+  o.fuse = 0;
+  o.profile = 1;
+  of_graph_t* g = NULL;
+  ASSERT_OK(of_graph_create(s, "profiled", &o, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  of_tensor_t* x = NULL;
+  of_tensor_t* w = NULL;
+  ASSERT_OK(of_graph_add_input(g, "x", F32, DIMS(OF_DIM_UNKNOWN, 64), &x));
+  ASSERT_OK(of_graph_add_input(g, "w", F32, DIMS(64, 64), &w));
+  of_tensor_t* a = NULL;
+  of_tensor_t* b = NULL;
+  of_tensor_t* c = NULL;
+  ASSERT_OK(of_matmul(s, x, w, &a));
+  ASSERT_OK(of_exp(s, a, &b));
+  ASSERT_OK(of_neg(s, b, &c));
+  ASSERT_OK(of_graph_add_output(g, c));
+  ASSERT_OK(of_graph_end_build(g));
+  /* Three runs of one shape, one of another: each specialization counts its own runs. */
+  of_tensor_t* x64 = NULL;
+  of_tensor_t* x32 = NULL;
+  ASSERT_OK(of_tensor_full(s, F32, DIMS(64, 64), 0.01, NULL, &x64));
+  ASSERT_OK(of_tensor_full(s, F32, DIMS(32, 64), 0.01, NULL, &x32));
+  of_tensor_t* r = NULL;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){x64, x64}, 2, &r, 1));
+    of_tensor_release(r);
+  }
+  ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){x32, x64}, 2, &r, 1));
+  of_tensor_release(r);
+  char* text = dump_of(g);
+  assert_int_equal(count_occurrences(text, "profile: 3 runs"), 1);
+  assert_int_equal(count_occurrences(text, "profile: 1 runs"), 1);
+  /* In the first plan: three steps with their times, which add up to the plan's total; one line per op. */
+  const char* first = strstr(text, "specialization (x: (64, 64), w: (64, 64))");
+  const char* second = strstr(text, "specialization (x: (32, 64), w: (64, 64))");
+  assert_true(first != NULL && second != NULL && first < second);
+  char* plan = strndup(first, (size_t)(second - first));
+  size_t steps = 0;
+  const double step_ms = sum_after(plan, "  (", &steps);
+  if (steps != 3 || !(step_ms > 0)) print_error("%s\n", plan);
+  assert_int_equal(steps, 3);
+  size_t totals = 0;
+  const double total_ms = sum_after(plan, "profile: 3 runs, ", &totals);
+  assert_int_equal(totals, 1);
+  assert_true(step_ms > 0);
+  assert_true(fabs(total_ms - step_ms) <= 0.003);
+  size_t lines = 0;
+  const double op_ms = sum_after(plan, " step, ", &lines);
+  assert_int_equal(lines, 3);
+  assert_true(fabs(op_ms - step_ms) <= 0.003);
+  /* The shortest runs: each step's at most its mean, and the ops' lines add up to the plan's. */
+  size_t bests = 0;
+  const double best_ms = sum_after(plan, ", best ", &bests);
+  assert_int_equal(bests, 3);
+  assert_true(best_ms > 0 && best_ms <= step_ms + 0.003);
+  const double op_best_ms = sum_after(plan, "%), ", &lines);
+  assert_int_equal(lines, 3);
+  assert_true(fabs(op_best_ms - best_ms) <= 0.003);
+  assert_true(fabs(sum_after(plan, "in the steps, ", &totals) - best_ms) <= 0.003);
+  assert_int_equal(totals, 1);
+  assert_true(strstr(plan, "    matmul: 1 step, ") != NULL);
+  assert_true(strstr(plan, "    exp: 1 step, ") != NULL);
+  assert_true(strstr(plan, "    neg: 1 step, ") != NULL);
+  free(plan);
+  free(text);
+  of_graph_destroy(g);
+
+  /* Off by default: no times. */
+  o.profile = 0;
+  ASSERT_OK(of_graph_create(s, "unprofiled", &o, &g));
+  ASSERT_OK(of_graph_begin_build(g));
+  of_tensor_t* y = NULL;
+  of_tensor_t* z = NULL;
+  ASSERT_OK(of_graph_add_input(g, "y", F32, DIMS(64, 64), &y));
+  ASSERT_OK(of_exp(s, y, &z));
+  ASSERT_OK(of_graph_add_output(g, z));
+  ASSERT_OK(of_graph_end_build(g));
+  ASSERT_OK(of_graph_run(g, (const of_tensor_t* const[]){x64}, 1, &r, 1));
+  of_tensor_release(r);
+  text = dump_of(g);
+  assert_null(strstr(text, "profile:"));
+  assert_null(strstr(text, " ms"));
+  free(text);
+  of_graph_destroy(g);
+  of_tensor_t* tensors[] = {x, w, a, b, c, x64, x32, y, z};
+  for (size_t i = 0; i < OF_ARRAY_SIZE(tensors); ++i) of_tensor_release(tensors[i]);
+}
+
 static void test_plan_cache_evicts_least_recently_used(void** state) {
   of_session_t* s = *state;
   of_graph_t* g = batch_graph(s, 3);
@@ -1422,6 +1530,7 @@ int main(void) {
       WITH_SESSION(test_dump_buffer),
       WITH_SESSION(test_free_tensor_queries),
       WITH_SESSION(test_options_and_memory_stats),
+      WITH_SESSION(test_profile),
       WITH_SESSION(test_plan_cache_evicts_least_recently_used),
       WITH_SESSION(test_plan_cache_memory_stays_flat),
       WITH_SESSION(test_optimizer_without_gradients),

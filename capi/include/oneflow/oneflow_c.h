@@ -1587,6 +1587,9 @@ typedef struct of_graph_options_t {
   int32_t plan_cache_size; /* compiled plans kept, one per concrete input shape, >= 1; default 8. A run
                               of a new shape beyond it evicts the least recently run plan (and its
                               arena); that shape is compiled again if it comes back */
+  of_bool_t profile;       /* 0 (default); 1: every step of every run is timed (on a CUDA device each
+                              step waits for its kernels) and of_graph_dump shows each step's time per
+                              run and each op's share; a profiled CUDA graph runs slower */
 } of_graph_options_t;
 /* Fills `options` with the defaults and sets struct_size. NULL is ignored. */
 OF_API void of_graph_options_init(of_graph_options_t* options);
@@ -1644,7 +1647,9 @@ OF_API of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t in
 /* The graph as text: inputs, variables (with trainable / non-trainable), traced nodes with their dtypes
  * and shapes (unknown dims print as ?, symbols by name), outputs, then for each compiled specialization
  * its steps after the passes (fused steps name the nodes they replace), where each value lives (arena
- * offset, in place of another value, output, view) and the memory plan. Writes at most capacity - 1
+ * offset, in place of another value, output, view) and the memory plan; for a graph created with
+ * options.profile, each step's time per run and its best run, and each op's steps together with their
+ * share of the plan's time (a statement of the runs so far, not a benchmark). Writes at most capacity - 1
  * characters and a NUL into `out_buffer` (which may be NULL when capacity is 0) and the full length, without
  * the NUL, into *out_length: call with capacity 0 to size the buffer. */
 OF_API of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t capacity, size_t* out_length);

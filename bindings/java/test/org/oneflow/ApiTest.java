@@ -262,4 +262,27 @@ public class ApiTest {
       assertTrue(g.dump(), g.dump().contains("relu"));
     }
   }
+
+  @Test
+  public void profiledGraphDumpShowsStepTimes() {
+    assertFalse(new GraphOptions().profile());
+    for (boolean profile : new boolean[] {true, false}) {
+      try (Session s = new Session(); Graph g = s.graph("profiled", new GraphOptions().fuse(false).profile(profile))) {
+        g.beginBuild();
+        try (Tensor x = g.addInput("x", DType.FLOAT32, Dim.UNKNOWN, 8); Tensor xt = x.transpose(0, 1);
+             Tensor m = x.matmul(xt); Tensor y = m.exp()) {
+          g.addOutput(y);
+        }
+        g.endBuild();
+        try (Tensor in = s.full(DType.FLOAT32, 0.1, 4, 8)) {
+          for (int i = 0; i < 2; ++i) {
+            for (Tensor t : g.run(in)) t.close();
+          }
+        }
+        String dump = g.dump();
+        assertEquals(dump, profile, dump.contains("profile: 2 runs"));
+        assertEquals(dump, profile, dump.contains("    matmul: 1 step, "));
+      }
+    }
+  }
 }
