@@ -21,6 +21,8 @@ import benchlib
 
 OP_LINE = re.compile(r"^    (\S+): (\d+) steps?, ([\d.]+) ms per run \(([\d.]+)%\), ([\d.]+) ms at best$")
 STEP_LINE = re.compile(r"^  step #\d+: .*  \(([\d.]+) ms, best ([\d.]+)\)$")
+PLAN_LINE = re.compile(r"^  profile: (\d+) runs, ([\d.]+) ms per run \(best ([\d.]+)\); in the steps ([\d.]+) ms per run, "
+                       r"([\d.]+) ms at best$")
 
 
 def main():
@@ -45,8 +47,10 @@ def main():
             dump = f.read().splitlines()
     ops = [m.groups() for m in map(OP_LINE.match, dump) if m]
     steps = [(float(m.group(2)), line.strip()) for line, m in ((l, STEP_LINE.match(l)) for l in dump) if m]
-    if not ops or not steps:
+    plan = [m.groups() for m in map(PLAN_LINE.match, dump) if m]
+    if not ops or not steps or not plan:
         sys.exit("no profile in the graph's dump: is cpu_train_step of this build?")
+    runs, run_mean, run_best, steps_mean, steps_best = plan[-1]
 
     median = step["median_ms"]
     in_steps = sum(float(o[4]) for o in ops)
@@ -55,8 +59,11 @@ def main():
     print(f"{'ms':>9} {'share':>6} {'steps':>6}  op")
     for name, count, _, _, best in sorted(ops, key=lambda o: -float(o[4])):
         print(f"{float(best):9.1f} {100 * float(best) / median:5.1f}% {int(count):6d}  {name}")
-    print(f"{median - in_steps:9.1f} {100 * (median - in_steps) / median:5.1f}%         between the steps (the "
-          "median's excess over the best runs, the run's own work)")
+    print(f"{median - in_steps:9.1f} {100 * (median - in_steps) / median:5.1f}%         the median's excess over the steps' best "
+          "runs (slower runs of the steps, the run's own work)")
+    print(f"profiled runs ({runs}, the first with its set-up): {float(run_mean):.1f} ms per run (best "
+          f"{float(run_best):.1f}), of which in the steps {float(steps_mean):.1f}: "
+          f"{float(run_mean) - float(steps_mean):.2f} ms per run outside them (binding inputs, copying outputs)")
     conv = sum(float(o[4]) for o in ops if o[0].startswith("conv2d"))
     print(f"convolutions: {conv:.1f} ms; the step's flops over their time: {step['gflop'] / conv * 1000:.1f} GFLOP/s")
     print(f"the {args.top} longest steps (best run, ms):")

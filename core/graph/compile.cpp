@@ -67,9 +67,10 @@ std::string DumpProfile(const Executable& exe) {
     }
   }
   std::stable_sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
-  const uint64_t runs = exe.steps.empty() ? 0 : exe.steps.front().runs;
-  std::string s =
-      fmt::format("  profile: {} runs, {:.3f} ms per run in the steps, {:.3f} ms at best\n", runs, all.ms, all.best_ms);
+  std::string s = fmt::format(
+      "  profile: {} runs, {:.3f} ms per run (best {:.3f}); in the steps {:.3f} ms per run, {:.3f} ms at best\n",
+      exe.runs, exe.runs == 0 ? 0.0 : Milliseconds(exe.run_time) / static_cast<double>(exe.runs),
+      Milliseconds(exe.best_run), all.ms, all.best_ms);
   for (const OpTime& o : ops) {
     s += fmt::format("    {}: {} step{}, {:.3f} ms per run ({:.1f}%), {:.3f} ms at best\n", o.name, o.steps,
                      o.steps == 1 ? "" : "s", o.ms, all.ms > 0.0 ? 100.0 * o.ms / all.ms : 0.0, o.best_ms);

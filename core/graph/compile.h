@@ -47,6 +47,10 @@ struct Executable {
   MemoryStats stats;
   std::string signature;  // the concrete input shapes: "x: (2, 4)"
   bool profile = false;   // GraphOptions::profile
+  // With profile: the runs that finished, their wall time together and the shortest (the steps, and the
+  // executor's work around them: inputs bound, outputs copied).
+  uint64_t runs = 0;
+  std::chrono::nanoseconds run_time{0}, best_run{0};
 };
 
 // `input_shapes` are static and already checked against the declared dims; `variables` are the bound
@@ -63,7 +67,8 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
                                const std::vector<TensorPtr>& variables, Session& session);
 
 // The specialization as text: steps with concrete shapes and where each value lives, then the plan;
-// with GraphOptions::profile each step's time per run and best run, and each op's steps together.
+// with GraphOptions::profile the runs' time, each step's time per run and best run, and each op's steps
+// together.
 std::string DumpExecutable(const Executable& exe);
 
 }  // namespace oneflow::graph

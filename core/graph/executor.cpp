@@ -50,6 +50,7 @@ void RecordStepTime(const Executable& exe, Executable::Step& step, Clock::time_p
 
 std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& inputs,
                                const std::vector<TensorPtr>& variables, Session& session) {
+  const Clock::time_point run_start = exe.profile ? Clock::now() : Clock::time_point();
   RunCleanup cleanup(exe);
   ThreadPool& pool = session.thread_pool();
   for (size_t i = 0; i < inputs.size(); ++i) exe.tensors[static_cast<size_t>(exe.inputs[i])] = inputs[i];
@@ -109,6 +110,12 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
     TensorPtr copy = Empty(t->dtype(), t->shape(), t->device());
     CopyStrided(*t, *copy, &pool);
     outputs.push_back(std::move(copy));
+  }
+  if (exe.profile) {
+    const auto time = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start);
+    exe.best_run = exe.runs == 0 ? time : std::min(exe.best_run, time);
+    exe.run_time += time;
+    ++exe.runs;
   }
   return outputs;
 }

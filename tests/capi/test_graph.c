@@ -1190,10 +1190,14 @@ static void test_profile(void** state) {
   if (steps != 3 || !(step_ms > 0)) print_error("%s\n", plan);
   assert_int_equal(steps, 3);
   size_t totals = 0;
-  const double total_ms = sum_after(plan, "profile: 3 runs, ", &totals);
+  const double total_ms = sum_after(plan, "; in the steps ", &totals);
   assert_int_equal(totals, 1);
   assert_true(step_ms > 0);
   assert_true(fabs(total_ms - step_ms) <= 0.003);
+  /* A whole run takes at least its steps' time, per run and at best. */
+  const double run_ms = sum_after(plan, "profile: 3 runs, ", &totals);
+  assert_int_equal(totals, 1);
+  assert_true(run_ms >= total_ms - 0.003);
   size_t lines = 0;
   const double op_ms = sum_after(plan, " step, ", &lines);
   assert_int_equal(lines, 3);
@@ -1206,7 +1210,9 @@ static void test_profile(void** state) {
   const double op_best_ms = sum_after(plan, "%), ", &lines);
   assert_int_equal(lines, 3);
   assert_true(fabs(op_best_ms - best_ms) <= 0.003);
-  assert_true(fabs(sum_after(plan, "in the steps, ", &totals) - best_ms) <= 0.003);
+  assert_true(fabs(sum_after(plan, " ms per run, ", &totals) - best_ms) <= 0.003);
+  assert_int_equal(totals, 1);
+  assert_true(sum_after(plan, " ms per run (best ", &totals) >= best_ms - 0.003);
   assert_int_equal(totals, 1);
   assert_true(strstr(plan, "    matmul: 1 step, ") != NULL);
   assert_true(strstr(plan, "    exp: 1 step, ") != NULL);

@@ -1648,8 +1648,9 @@ OF_API of_status_t* of_graph_free_tensor_name(const of_graph_t* graph, size_t in
  * and shapes (unknown dims print as ?, symbols by name), outputs, then for each compiled specialization
  * its steps after the passes (fused steps name the nodes they replace), where each value lives (arena
  * offset, in place of another value, output, view) and the memory plan; for a graph created with
- * options.profile, each step's time per run and its best run, and each op's steps together with their
- * share of the plan's time (a statement of the runs so far, not a benchmark). Writes at most capacity - 1
+ * options.profile, the plan's runs (time per run and best run, whole and in the steps), each step's time
+ * per run and its best run, and each op's steps together with their share of the plan's time (a
+ * statement of the runs so far, not a benchmark). Writes at most capacity - 1
  * characters and a NUL into `out_buffer` (which may be NULL when capacity is 0) and the full length, without
  * the NUL, into *out_length: call with capacity 0 to size the buffer. */
 OF_API of_status_t* of_graph_dump(const of_graph_t* graph, char* out_buffer, size_t capacity, size_t* out_length);
