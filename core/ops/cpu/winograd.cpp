@@ -305,10 +305,10 @@ OF_AVX2 inline void StoreKernels(__m256 taps[9], int64_t stride, float* k) {
   }
 }
 
-// u[16][a][b] (positions Stride(a, b) apart) = G k G^T for the kernels k of weight (o, c, 3, 3), G = [1 0
-// 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. Forward: (a, b) = (c, o) and k the weight's kernel; backward data: (a, b)
-// = (o, c) and k rotated by 180 degrees. Rows a in [begin, end), eight kernels at once, consecutive in b (a multiple of
-// 8).
+// u[16][a][b] (positions Stride(a, b) apart) = G k G^T for the kernels k of weight (o, c, 3, 3),
+// G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. Forward: (a, b) = (c, o) and k the weight's kernel; backward
+// data: (a, b) = (o, c) and k rotated by 180 degrees. Rows a in [begin, end), eight kernels at once,
+// consecutive in b (a multiple of 8).
 OF_AVX2 void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int64_t begin, int64_t end,
                               float* u) {
   const int64_t cols = backward_data ? c : o, position_stride = Stride(o, c);

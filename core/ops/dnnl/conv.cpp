@@ -6,7 +6,8 @@
 // the weight gradient, (stride 1) backward data and (few positions) forward of 1x1 ones on channels-last
 // data, which are one sgemm each (Note [1x1 convolutions as products]), and on channels-last data without
 // a bias products over the patches of x (Notes [Convolutions over few positions as products], [Weight
-// gradients as products over patches]);
+// gradients as products over patches]); strided 1x1 ones on channels-last data run over x gathered at
+// their output positions (Note [Strided 1x1 convolutions]);
 // float64: direct loops, which float32 also runs where oneDNN does not (empty
 // operands, sizes beyond its int32 descriptors: see DnnlRuns).
 //
@@ -429,27 +430,14 @@ void Transpose(const float* src, int64_t rows, int64_t cols, float* dst, ThreadP
 // x ran ResNet-50's three downsampling shortcuts (batch 4, 2 threads, AVX-512 EPYC) at 155-180 GFLOP/s
 // forward and about 190 backward, against 200-215 for its stride-1 1x1 ones; the gather and the scatter
 // move (P x c) floats, a small part of a product over c and o channels. So all three passes run on the
-// gathered positions: the forward on oneDNN's stride-1 primitive, the backward data and the weight
-// gradient as the products of Note [1x1 convolutions as products].
+// gathered positions, which are its patches (Patches): the forward on oneDNN's stride-1 primitive, the
+// weight gradient as the product of Note [1x1 convolutions as products], the backward data as the one of
+// Note [Convolutions over few positions as products] (whose rows go back to dx at their positions).
 
 // A 2-D 1x1 convolution of one group without padding on channels-last data, of stride 1 (x and y are (P x
 // c) and (P x o) matrices as they are) or not (Note [Strided 1x1 convolutions]).
 bool OneByOneChannelsLast(const ConvGeom& g) { return OneByOneProduct(g) && g.channels_last; }
 bool Strided(const ConvGeom& g) { return g.win.stride[0] != 1 || g.win.stride[1] != 1; }
-
-// x (n, h, w, c) at the output positions of the strided 1x1 convolution `g`, one row of c channels per
-// position, in the calling thread's `slot` buffer.
-float* GatherOutputPositions(const ConvGeom& g, const float* x, BufferSlot slot, ThreadPool& pool) {
-  const int64_t p = g.n * g.oh * g.ow, sh = g.win.stride[0], sw = g.win.stride[1];
-  auto* gathered = static_cast<float*>(Buffer(slot, static_cast<size_t>(p * g.c) * sizeof(float)));
-  pool.ParallelFor(p, GrainFor(g.c), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t n = r / (g.oh * g.ow), oy = r / g.ow % g.oh, ox = r % g.ow;
-      std::copy_n(x + ((n * g.h + oy * sh) * g.w + ox * sw) * g.c, g.c, gathered + r * g.c);
-    }
-  });
-  return gathered;
-}
 
 // The stride-1 1x1 convolution over those positions: x is (n, oh, ow, c).
 ConvGeom OverOutputPositions(ConvGeom g) {
@@ -459,55 +447,13 @@ ConvGeom OverOutputPositions(ConvGeom g) {
   return g;
 }
 
-bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
-  if (bias || !OneByOneProduct(g) || !ChannelsLastCall(ctx.in(0), ctx.in(1))) return false;
-  const int64_t p = g.n * g.oh * g.ow;
-  const float* x = ctx.in(0).data<float>();
-  if (Strided(g)) x = GatherOutputPositions(g, x, kSlotSrc, ctx.pool);
-  const float* dy = ctx.in(1).data<float>();
-  float* dw = ctx.out(0).data<float>();
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  if (g.o <= g.c || SgemmOnAvx512()) {
-    CheckSgemm(dnnl_sgemm('T', 'N', g.o, g.c, p, 1.0f, dy, g.o, x, g.c, 0.0f, dw, g.c));
-    return true;
-  }
-  auto* dw_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * g.c) * sizeof(float)));
-  CheckSgemm(dnnl_sgemm('T', 'N', g.c, g.o, p, 1.0f, x, g.c, dy, g.o, 0.0f, dw_t, g.o));
-  Transpose(dw_t, g.c, g.o, dw, ctx.pool);
-  return true;
-}
-
 // ... of stride 1 on channels-last data: x and y are (P x c) and (P x o) matrices as they are.
 bool DenseOneByOne(const ConvGeom& g) { return OneByOneChannelsLast(g) && !Strided(g); }
 
-// dX (P x c) = dY (P x o) W (o x c); with a stride, into a buffer whose rows are scattered into dx at the
-// output positions, zeros elsewhere.
 bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
-  if (!OneByOneChannelsLast(g)) return false;
-  const int64_t p = g.n * g.oh * g.ow, sh = g.win.stride[0], sw = g.win.stride[1];
-  float* at_positions =
-      Strided(g) ? static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(p * g.c) * sizeof(float))) : dx;
+  if (!DenseOneByOne(g)) return false;
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  CheckSgemm(dnnl_sgemm('N', 'N', p, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, at_positions, g.c));
-  if (!Strided(g)) return true;
-  ctx.pool.ParallelFor(g.n * g.h, GrainFor(g.w * g.c), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {  // row n * h + iy of dx, w * c floats
-      const int64_t n = row / g.h, iy = row % g.h;
-      float* out = dx + row * g.w * g.c;
-      if (iy % sh != 0) {
-        std::fill_n(out, g.w * g.c, 0.0f);
-        continue;
-      }
-      const float* in = at_positions + (n * g.oh + iy / sh) * g.ow * g.c;
-      for (int64_t ix = 0; ix < g.w; ++ix) {
-        if (ix % sw == 0) {
-          std::copy_n(in + ix / sw * g.c, g.c, out + ix * g.c);
-        } else {
-          std::fill_n(out + ix * g.c, g.c, 0.0f);
-        }
-      }
-    }
-  });
+  CheckSgemm(dnnl_sgemm('N', 'N', g.n * g.oh * g.ow, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, dx, g.c));
   return true;
 }
 
@@ -554,13 +500,23 @@ void ForEachTapInside(const ConvGeom& g, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
-// Rows [first, last) of X_col (P x c kh kw) of x (NHWC): x itself for a dense 1x1 convolution, else in a
-// buffer of `slot`.
+// Rows [first, last) of X_col (P x c kh kw) of x (NHWC): x itself for a 1x1 convolution of stride 1 (and
+// no padding), else in a buffer of `slot` (for a strided one, x's rows at the output positions).
 const float* Patches(const ConvGeom& g, const float* x, int64_t first, int64_t last, BufferSlot slot,
                      ThreadPool& pool) {
   const int64_t taps = g.kh * g.kw, row = g.c * taps;
-  if (DenseOneByOne(g)) return x + first * row;
+  if (OneByOneProduct(g) && !Strided(g)) return x + first * row;
   auto* cols = static_cast<float*>(Buffer(slot, static_cast<size_t>((last - first) * row) * sizeof(float)));
+  if (OneByOneProduct(g)) {
+    pool.ParallelFor(last - first, GrainFor(g.c), [&](int64_t begin, int64_t end) {
+      for (int64_t r = first + begin; r < first + end; ++r) {
+        const int64_t n = r / (g.oh * g.ow), oy = r / g.ow % g.oh, ox = r % g.ow;
+        std::copy_n(x + ((n * g.h + oy * g.win.stride[0]) * g.w + ox * g.win.stride[1]) * g.c, g.c,
+                    cols + (r - first) * g.c);
+      }
+    });
+    return cols;
+  }
   pool.ParallelFor(last - first, GrainFor(row), [&](int64_t begin, int64_t end) {
     std::fill(cols + begin * row, cols + end * row, 0.0f);
     ForEachTapInside(g, first + begin, first + end, [&](int64_t r, int64_t t, int64_t iy, int64_t ix) {
@@ -570,6 +526,23 @@ const float* Patches(const ConvGeom& g, const float* x, int64_t first, int64_t l
     });
   });
   return cols;
+}
+
+bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
+  if (bias || !OneByOneProduct(g) || !ChannelsLastCall(ctx.in(0), ctx.in(1))) return false;
+  const int64_t p = g.n * g.oh * g.ow;
+  const float* x = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
+  const float* dy = ctx.in(1).data<float>();
+  float* dw = ctx.out(0).data<float>();
+  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
+  if (g.o <= g.c || SgemmOnAvx512()) {
+    CheckSgemm(dnnl_sgemm('T', 'N', g.o, g.c, p, 1.0f, dy, g.o, x, g.c, 0.0f, dw, g.c));
+    return true;
+  }
+  auto* dw_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * g.c) * sizeof(float)));
+  CheckSgemm(dnnl_sgemm('T', 'N', g.c, g.o, p, 1.0f, x, g.c, dy, g.o, 0.0f, dw_t, g.o));
+  Transpose(dw_t, g.c, g.o, dw, ctx.pool);
+  return true;
 }
 
 bool FewPositionsForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
@@ -584,8 +557,10 @@ bool FewPositionsForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
   return true;
 }
 
-bool FewPositionsBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
-  if (!FewPositions(g)) return false;
+// The backward data over patches, over few positions and for strided 1x1 convolutions (Note [Strided 1x1
+// convolutions]).
+bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
+  if (!FewPositions(g) && !(OneByOneChannelsLast(g) && Strided(g))) return false;
   const int64_t p = g.n * g.oh * g.ow, taps = g.kh * g.kw, row = g.c * taps;
   auto* cols = static_cast<float*>(Buffer(kSlotSrc, static_cast<size_t>(p * row) * sizeof(float)));
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
@@ -647,8 +622,8 @@ void ConvF32(KernelContext& ctx) {
   }
   if (FewPositionsForward(ctx, g, bias)) return;
   void* x = ctx.in(0).raw_data();
-  if (OneByOneChannelsLast(g) && Strided(g)) {  // Note [Strided 1x1 convolutions]
-    x = GatherOutputPositions(g, ctx.in(0).data<float>(), kSlotExtra, ctx.pool);
+  if (OneByOneChannelsLast(g) && Strided(g)) {  // Note [Strided 1x1 convolutions]; oneDNN takes void* inputs
+    x = const_cast<float*>(Patches(g, ctx.in(0).data<float>(), 0, g.n * g.oh * g.ow, kSlotExtra, ctx.pool));
     g = OverOutputPositions(g);
   }
   // Training-mode primitives when autograd may follow; inference ones otherwise.
@@ -674,7 +649,7 @@ void ConvBackwardDataF32(KernelContext& ctx) {
     return cpu::WinogradBackwardData(*s, dy->data<float>(), w->data<float>(), static_cast<float*>(dx), ctx.pool);
   }
   if (OneByOneBackwardData(ctx, g, dy->data<float>(), w->data<float>(), static_cast<float*>(dx)) ||
-      FewPositionsBackwardData(ctx, g, dy->data<float>(), w->data<float>(), static_cast<float*>(dx))) {
+      PatchesBackwardData(ctx, g, dy->data<float>(), w->data<float>(), static_cast<float*>(dx))) {
     return;
   }
   const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
