@@ -57,13 +57,15 @@ struct BnCase {
   Shape x;
   bool affine, running;
 };
-// The last three run the channels-last kernels (batch_norm_nhwc.h) in that layout: 8k channels, one chunk
-// of rows, several with a partial last one, and several groups of chunks (27 chunks of 64 rows, Note
-// [Chunks in groups]).
+// The last four run the channels-last kernels (batch_norm_nhwc.h) in that layout: 8k channels, one chunk
+// of rows, several with a partial last one, several groups of chunks (27 chunks of 64 rows, 9 groups, Note
+// [Chunks in groups]), and many channels (5 chunks of at least 16 rows, one per group, their merges in two
+// parts of 512 channels: Note [Chunks of many channels]).
 const std::vector<BnCase> kCases = {{{3, 5, 7, 3}, true, true},     {{4, 3}, true, true},
                                     {{2, 3, 5}, true, true},        {{1, 2, 1, 3}, false, true},
                                     {{3, 4, 2, 2}, true, false},    {{2, 16, 9, 9}, true, true},
-                                    {{8, 24, 13, 11}, false, true}, {{4, 64, 21, 20}, true, true}};
+                                    {{8, 24, 13, 11}, false, true}, {{4, 64, 21, 20}, true, true},
+                                    {{2, 1024, 5, 7}, true, true}};
 
 TEST(BatchNorm, TrainingMatchesReferenceAndUpdatesRunningStats) {
   for (Symbol<DType> dt : kDTypes) {
@@ -218,20 +220,23 @@ TEST(BatchNorm, BackwardOpMatchesFormula) {
 // at any thread count, forward and backward.
 TEST(BatchNorm, ChannelsLastIsTheSameAtEveryThreadCount) {
   const auto f32 = DType::Float32();
-  const TensorPtr x = ChannelsLast(RandomTensor(f32, {4, 64, 21, 20})),
-                  dy = ChannelsLast(RandomTensor(f32, {4, 64, 21, 20}));
-  const TensorPtr w = RandomTensor(f32, {64}, 0.5, 1.5), b = RandomTensor(f32, {64});
   const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
-  std::vector<std::vector<std::vector<double>>> results;
-  for (int32_t threads : {1, 3, 8}) {
-    const auto session = std::make_shared<Session>(SessionOptions{.num_threads = threads});
-    SessionScope scope(*session);
-    const std::vector<TensorPtr> fwd = Apply(BatchNormOp(), {x, w, b, nullptr, nullptr}, {{"training", true}});
-    const std::vector<TensorPtr> grads = Apply(bwd, {x, dy, w, fwd[1], fwd[2]}, {{"training", true}, {"eps", 1e-5}});
-    results.push_back({ToDoubles(fwd[0]), ToDoubles(fwd[1]), ToDoubles(fwd[2]), ToDoubles(grads[0]),
-                       ToDoubles(grads[1]), ToDoubles(grads[2])});
+  for (const Shape& shape : {Shape{4, 64, 21, 20}, Shape{2, 1024, 5, 7}}) {
+    SCOPED_TRACE(fmt::format("{}", shape));
+    const int64_t c = shape[1].value();
+    const TensorPtr x = ChannelsLast(RandomTensor(f32, shape)), dy = ChannelsLast(RandomTensor(f32, shape));
+    const TensorPtr w = RandomTensor(f32, {c}, 0.5, 1.5), b = RandomTensor(f32, {c});
+    std::vector<std::vector<std::vector<double>>> results;
+    for (int32_t threads : {1, 3, 8}) {
+      const auto session = std::make_shared<Session>(SessionOptions{.num_threads = threads});
+      SessionScope scope(*session);
+      const std::vector<TensorPtr> fwd = Apply(BatchNormOp(), {x, w, b, nullptr, nullptr}, {{"training", true}});
+      const std::vector<TensorPtr> grads = Apply(bwd, {x, dy, w, fwd[1], fwd[2]}, {{"training", true}, {"eps", 1e-5}});
+      results.push_back({ToDoubles(fwd[0]), ToDoubles(fwd[1]), ToDoubles(fwd[2]), ToDoubles(grads[0]),
+                         ToDoubles(grads[1]), ToDoubles(grads[2])});
+    }
+    for (size_t i = 1; i < results.size(); ++i) EXPECT_EQ(results[i], results[0]);
   }
-  for (size_t i = 1; i < results.size(); ++i) EXPECT_EQ(results[i], results[0]);
 }
 
 // batch_norm's and batch_norm_add_relu's gradients by finite differences.

@@ -7,11 +7,11 @@
 // AVX2 machines measured, whatever is computed on it): oneDNN 2.6.3's kernels compute the mean and the
 // variance in separate passes over x, and a ReLU or a residual add after the normalisation is one more
 // pass (two for an add). These kernels read x once for the statistics: each chunk of rows small
-// enough for the L1 cache gets its mean and sum of squared deviations (two sweeps of the cached chunk),
-// and the chunks are combined in float64 in a fixed order (Chan et al.'s parallel formula), so the
-// result does not depend on the thread count and is as accurate as a two-pass variance. The
-// normalisation can add a residual and apply a ReLU in the same pass (batch_norm_add_relu). The backward
-// reads x and grad_y twice: once for the sums, in chunks, and once for grad_x.
+// enough for the L1 cache (the L2 at many channels) gets its mean and sum of squared deviations (two
+// sweeps of the cached chunk), and the chunks are combined in float64 in a fixed order (Chan et al.'s
+// parallel formula), so the result does not depend on the thread count and is as accurate as a two-pass
+// variance. The normalisation can add a residual and apply a ReLU in the same pass (batch_norm_add_relu).
+// The backward reads x and grad_y twice: once for the sums, in chunks, and once for grad_x.
 #pragma once
 
 #include <cstdint>
