@@ -33,6 +33,7 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
     FuseElementwise(ir);
   }
   if (data_parallel != nullptr) AllReduceGradients(ir, data_parallel->group->id(), data_parallel->bucket_bytes);
+  ScheduleUpdates(ir);
   SelectKernels(ir);
   std::unique_ptr<Executable> exe = Lower(ir, options);
   exe->signature = std::move(signature);

@@ -5,7 +5,8 @@
 // Values keep their ids from the Program (fusion adds none: a fused node writes the value its last member
 // wrote; a pass that adds values appends them); nodes keep trace order, which stays a valid execution
 // order (a pass that replaces several nodes puts the replacement at the place of the last one and marks
-// the others dead; one that adds nodes inserts them after the producers of what they read).
+// the others dead; one that adds nodes inserts them after the producers of what they read; one that moves
+// a node moves it only past nodes it does not depend on).
 #pragma once
 
 #include <cstdint>

@@ -215,6 +215,97 @@ TEST_F(PassTest, SelectKernelsLaysActivationsOutChannelsLast) {
 
 // Note [Gradient buckets]: each bucket's all_reduce starts after its last gradient is produced and is
 // waited for before the first update reading it; the updates read views of the averaged buffer.
+// The IR of a training step: two layers, the second reading its weight through a transposed view, an
+// output read from another view of it after the backward, and an SGD update per parameter traced at the
+// end.
+Ir TrainingStepIr(const std::shared_ptr<Session>& session, std::vector<std::unique_ptr<Graph>>& graphs,
+                  std::vector<TensorPtr>& params) {
+  for (const Shape& shape : {Shape{6, 4}, Shape{3, 6}}) {
+    TensorPtr w = RandomTensor(DType::Float64(), shape);
+    w->set_requires_grad(true);
+    params.push_back(w);
+  }
+  auto opt = std::make_shared<SGD>(params, SgdOptions{.lr = 0.1, .momentum = 0.9});
+  graphs.push_back(std::make_unique<Graph>(session, "train", GraphOptions{}));
+  Graph& g = *graphs.back();
+  g.BeginBuild();
+  const TensorPtr x = g.AddInput("x", DType::Float64(), Shape{2, 4});
+  const TensorPtr h = ops::Relu(ops::Linear(x, params[0], nullptr));
+  const TensorPtr loss = ops::Sum(ops::Matmul(h, ops::Transpose(params[1], 0, 1)), {}, false);
+  Backward({loss}, {TensorPtr()});
+  const TensorPtr w2_sum = ops::Sum(ops::Transpose(params[1], 0, 1), {}, false);  // the weight before its update
+  g.AddOptimizer(opt);
+  g.AddOutput(loss);
+  g.AddOutput(w2_sum);
+  g.EndBuild();
+  std::vector<size_t> updates;
+  for (size_t k = 0; k < g.program().nodes.size(); ++k) {
+    if (g.program().nodes[k].op->gradient_input >= 0) updates.push_back(k);
+  }
+  Ir ir = Ir::FromProgram(g.program(), {Shape{2, 4}}, session->free_tensors().Tensors(g.id()), updates);
+  InferConcreteShapes(ir);
+  return ir;
+}
+
+TEST_F(PassTest, ScheduleUpdatesMovesEachUpdateRightAfterWhatItDependsOn) {
+  std::vector<TensorPtr> params;
+  Ir ir = TrainingStepIr(session_, graphs_, params);
+  const Ir traced = ir;
+  ScheduleUpdates(ir);
+  ASSERT_EQ(ir.nodes.size(), traced.nodes.size());
+  // A value and the views made of it are one memory.
+  std::vector<int32_t> memory_of(ir.metas.size());
+  for (size_t v = 0; v < memory_of.size(); ++v) memory_of[v] = static_cast<int32_t>(v);
+  for (const IrNode& n : traced.nodes) {
+    if (n.op->view != nullptr)
+      memory_of[static_cast<size_t>(n.outputs[0])] = memory_of[static_cast<size_t>(n.inputs[0])];
+  }
+  const auto reads = [&](const IrNode& n, int32_t memory) {
+    return std::any_of(n.inputs.begin(), n.inputs.end(),
+                       [&](int32_t v) { return v >= 0 && memory_of[static_cast<size_t>(v)] == memory; });
+  };
+  const auto position =
+      [&](const IrNode& node) {  // in the scheduled order: nodes are told apart by their outputs or inputs
+        for (size_t k = 0; k < ir.nodes.size(); ++k) {
+          if (ir.nodes[k].op == node.op && ir.nodes[k].inputs == node.inputs && ir.nodes[k].outputs == node.outputs)
+            return k;
+        }
+        ADD_FAILURE() << "node " << node.op->name << " lost";
+        return size_t{0};
+      };
+  size_t updates = 0;
+  for (size_t k = 0; k < traced.nodes.size(); ++k) {
+    const IrNode& u = traced.nodes[k];
+    if (u.op->gradient_input < 0) continue;
+    ++updates;
+    const size_t at = position(u);
+    const int32_t param = memory_of[static_cast<size_t>(u.inputs[0])];
+    const int32_t grad = u.inputs[static_cast<size_t>(u.op->gradient_input)];
+    // Every node traced before the update that reads its parameter (or a view of it) still runs before
+    // it, and so does the gradient's producer; the update follows right after one of them.
+    bool follows_a_dependency = false;
+    for (size_t j = 0; j < k; ++j) {
+      const IrNode& n = traced.nodes[j];
+      const bool depends = reads(n, param) || std::find(n.outputs.begin(), n.outputs.end(), grad) != n.outputs.end();
+      if (!depends) continue;
+      SCOPED_TRACE(fmt::format("update of {} after {}", ir.metas[static_cast<size_t>(param)].shape, n.op->name));
+      EXPECT_LT(position(n), at);
+      follows_a_dependency |= position(n) + 1 == at;
+    }
+    EXPECT_TRUE(follows_a_dependency) << "the update of value " << param << " is not right after a dependency";
+  }
+  EXPECT_EQ(updates, params.size());
+  // The first layer's update (traced first) now runs before the sum of the second layer's weight, which
+  // was traced after the backward.
+  size_t first_update = ir.nodes.size(), sum = 0;
+  for (size_t k = 0; k < ir.nodes.size(); ++k) {
+    const IrNode& n = ir.nodes[k];
+    if (n.op->gradient_input >= 0 && ir.meta(n.inputs[0]).shape == Shape{6, 4}) first_update = k;
+    if (n.op->name == "sum") sum = k;
+  }
+  EXPECT_LT(first_update, sum);
+}
+
 TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
   std::vector<TensorPtr> params;
   for (int64_t out : {3, 5, 2}) {
@@ -241,6 +332,7 @@ TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
   InferConcreteShapes(ir);
   // 2 * 8 * 4 bytes fit one bucket with the 3x4 gradient (96 bytes) or the 2x4 (64), not both with 5x4.
   AllReduceGradients(ir, /*group=*/42, /*bucket_bytes=*/100);
+  ScheduleUpdates(ir);  // keeps the updates after their waits
   std::vector<std::string> names;
   for (const IrNode& n : ir.nodes) names.push_back(n.op->name);
   const auto count = [&](std::string_view op) { return std::count(names.begin(), names.end(), op); };
@@ -256,8 +348,9 @@ TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
   const std::vector<int32_t> producer = ir.Producers();
   for (const IrNode& n : ir.nodes) {
     if (n.op->gradient_input < 0) continue;
-    const IrNode& view = ir.nodes[static_cast<size_t>(producer[static_cast<size_t>(n.inputs[1])])];
-    EXPECT_EQ(view.op->name, "view");
+    const int32_t view_at = producer[static_cast<size_t>(n.inputs[1])];
+    EXPECT_EQ(ir.nodes[static_cast<size_t>(view_at)].op->name, "view");
+    EXPECT_LT(view_at, &n - ir.nodes.data());
   }
   for (const IrNode& n : ir.nodes) {
     if (n.op->name == "all_reduce_start") {

@@ -37,6 +37,12 @@ void FuseElementwise(Ir& ir);
 // [Gradient buckets]). Adds nodes and values.
 void AllReduceGradients(Ir& ir, int64_t group, size_t bucket_bytes);
 
+// schedule_updates.cpp: each optimizer update (an op with a gradient_input) moves to right after the last
+// node it depends on, the one that writes memory it reads or writes, or reads memory it writes (views
+// sharing their input's), so that it finds its gradient in the cache (Note [Updates right after their
+// gradients]). Changes only the nodes' order.
+void ScheduleUpdates(Ir& ir);
+
 // select_kernels.cpp: each node's kernel for its device and dtype (Unimplemented naming the op where there
 // is none) and the call's memory format (core/op/layout.h), which gives every value its format; a view's
 // format is that of the view made of its input as laid out.
