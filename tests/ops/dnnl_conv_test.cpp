@@ -70,6 +70,11 @@ const std::vector<ConvCase> kCases = {
     {{2, 16, 6, 5}, 8, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 8, 5, 5}, 72, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{2, 40, 7, 6}, 24, 1, 1, {2, 1}, {0, 0}, {1, 1}, 1, true},
+    // ... their forward over 128 to 1024 positions on oneDNN's matmul, with and without a bias, of stride 1
+    // and 2 (over the gathered positions).
+    {{2, 24, 10, 12}, 40, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
+    {{3, 16, 9, 9}, 24, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true},
+    {{2, 32, 20, 17}, 48, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false},
     // ... with fewer input channels than oneDNN's channel block, on a workspace larger than a page
     // (Note [oneDNN 1x1 weight gradients on NHWC]: ASan sees the overflow if it comes back).
     {{16, 4, 28, 28}, 8, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false},
