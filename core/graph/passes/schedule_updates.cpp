@@ -50,15 +50,16 @@ void ScheduleUpdates(Ir& ir) {
   std::vector<int32_t> memory_of(ir.metas.size());
   std::iota(memory_of.begin(), memory_of.end(), 0);
   for (const IrNode& n : ir.nodes) {  // trace order: a view's input is resolved before it
-    if (n.alive && n.op->view != nullptr)
+    if (n.alive && n.op->view != nullptr) {
       memory_of[static_cast<size_t>(n.outputs[0])] = memory_of[static_cast<size_t>(n.inputs[0])];
+    }
   }
   std::vector<Access> access(ir.nodes.size());
   for (size_t k = 0; k < ir.nodes.size(); ++k) {
     if (ir.nodes[k].alive) access[k] = AccessOf(ir.nodes[k], memory_of);
   }
-  // Each update goes right after the last earlier node it depends on (after[j]; -1: before every node),
-  // the others stay in order.
+  // Each update goes right after the last earlier node it depends on (after[j + 1] holds those that follow
+  // node j, after[0] those that depend on none), the other nodes stay in order.
   std::vector<std::vector<size_t>> after(ir.nodes.size() + 1);
   std::vector<bool> moved(ir.nodes.size(), false);
   for (size_t k = 0; k < ir.nodes.size(); ++k) {

@@ -391,14 +391,16 @@ void CheckSgemm(dnnl_status_t status) {
 // ms (the fastest of 15, alternated). It is FewPositionsForward's case where the patches are x itself (Note
 // [Convolutions over few positions as products]).
 //
-// The forward of one over 128 to kMatmulPositions positions: Y = X W^T (+ bias) on oneDNN's matmul
-// primitive, which reads the plain weight as W^T (a transposed layout) and packs it block by block as its
-// brgemm kernels go, where the convolution primitive takes it reordered to its blocked layout first, a
-// pass over memory of its own (Note [1x1 weights in blocks]). ResNet-50's training step at batch 4 (2
-// threads, AVX-512 EPYC, profiled, alternated): its 1x1 forwards at 7x7 (P = 196, the strided shortcut's
-// gathered positions included) 16.1 -> 13.7 ms, at 14x14 (P = 784) 29.6 -> 28.9 ms; at 3136 positions the
-// matmul was slower (a cold 128 -> 512 call: 2.28 against 2.11 ms). Only where oneDNN runs AVX-512: on
-// AVX2 its matmul is its sgemm (the X W^T above), no faster there.
+// The forward of one over at most kMatmulPositions positions (from 128 without a bias: the product above
+// runs below): Y = X W^T (+ bias) on oneDNN's matmul primitive, which reads the plain weight as W^T (a
+// transposed layout) and packs it block by block as its brgemm kernels go, where the convolution
+// primitive takes it reordered to its blocked layout first, a pass over memory of its own (Note [1x1
+// weights in blocks]). ResNet-50's training step at batch 4 (2 threads, AVX-512 EPYC, profiled,
+// alternated): its 1x1 forwards at 7x7 (P = 196, the strided shortcut's gathered positions included) 16.1
+// -> 13.7 ms, at 14x14 (P = 784) 29.6 -> 28.9 ms; at 3136 positions the matmul was slower (a cold 128 ->
+// 512 call: 2.28 against 2.11 ms). Only where oneDNN runs AVX-512: on AVX2 its matmul is its sgemm (the X
+// W^T above), no faster there. (The weight gradient and the backward data on the matmul too, over as many
+// positions: within the noise at batch 4, the weight gradient 0.5 ms slower at batch 1.)
 
 // Whether oneDNN's sgemm runs on AVX-512 (it follows the CPU, or ONEDNN_MAX_CPU_ISA).
 bool SgemmOnAvx512() {
