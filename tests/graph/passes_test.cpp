@@ -37,6 +37,36 @@ class PassTest : public ::testing::Test {
     return ir;
   }
 
+  // A training graph being built, with float64 parameters of `shapes` that require grad and their SGD
+  // (momentum 0.9).
+  struct Training {
+    Graph& graph;
+    std::vector<TensorPtr> params;
+    std::shared_ptr<SGD> opt;
+  };
+  Training BeginTraining(std::string name, const std::vector<Shape>& shapes) {
+    std::vector<TensorPtr> params;
+    for (const Shape& shape : shapes) {
+      params.push_back(RandomTensor(DType::Float64(), shape));
+      params.back()->set_requires_grad(true);
+    }
+    auto opt = std::make_shared<SGD>(params, SgdOptions{.lr = 0.1, .momentum = 0.9});
+    graphs_.push_back(std::make_unique<Graph>(session_, std::move(name), GraphOptions{}));
+    graphs_.back()->BeginBuild();
+    return {*graphs_.back(), std::move(params), std::move(opt)};
+  }
+
+  // The IR of the built training graph `g` for its one input's concrete `shape`, its updates marked.
+  Ir TrainingIr(const Graph& g, const Shape& shape) {
+    std::vector<size_t> updates;
+    for (size_t k = 0; k < g.program().nodes.size(); ++k) {
+      if (g.program().nodes[k].op->gradient_input >= 0) updates.push_back(k);
+    }
+    Ir ir = Ir::FromProgram(g.program(), {shape}, session_->free_tensors().Tensors(g.id()), updates);
+    InferConcreteShapes(ir);
+    return ir;
+  }
+
   static std::vector<const IrNode*> Alive(const Ir& ir) {
     std::vector<const IrNode*> alive;
     for (const IrNode& n : ir.nodes) {
@@ -213,22 +243,10 @@ TEST_F(PassTest, SelectKernelsLaysActivationsOutChannelsLast) {
   }
 }
 
-// Note [Gradient buckets]: each bucket's all_reduce starts after its last gradient is produced and is
-// waited for before the first update reading it; the updates read views of the averaged buffer.
-// The IR of a training step: two layers, the second reading its weight through a transposed view, an
-// output read from another view of it after the backward, and an SGD update per parameter traced at the
-// end.
-Ir TrainingStepIr(const std::shared_ptr<Session>& session, std::vector<std::unique_ptr<Graph>>& graphs,
-                  std::vector<TensorPtr>& params) {
-  for (const Shape& shape : {Shape{6, 4}, Shape{3, 6}}) {
-    TensorPtr w = RandomTensor(DType::Float64(), shape);
-    w->set_requires_grad(true);
-    params.push_back(w);
-  }
-  auto opt = std::make_shared<SGD>(params, SgdOptions{.lr = 0.1, .momentum = 0.9});
-  graphs.push_back(std::make_unique<Graph>(session, "train", GraphOptions{}));
-  Graph& g = *graphs.back();
-  g.BeginBuild();
+TEST_F(PassTest, ScheduleUpdatesMovesEachUpdateRightAfterWhatItDependsOn) {
+  // A training step: two layers, the second reading its weight through a transposed view, an output read
+  // from another view of it after the backward, and an SGD update per parameter traced at the end.
+  auto [g, params, opt] = BeginTraining("train", {Shape{6, 4}, Shape{3, 6}});
   const TensorPtr x = g.AddInput("x", DType::Float64(), Shape{2, 4});
   const TensorPtr h = ops::Relu(ops::Linear(x, params[0], nullptr));
   const TensorPtr loss = ops::Sum(ops::Matmul(h, ops::Transpose(params[1], 0, 1)), {}, false);
@@ -238,18 +256,7 @@ Ir TrainingStepIr(const std::shared_ptr<Session>& session, std::vector<std::uniq
   g.AddOutput(loss);
   g.AddOutput(w2_sum);
   g.EndBuild();
-  std::vector<size_t> updates;
-  for (size_t k = 0; k < g.program().nodes.size(); ++k) {
-    if (g.program().nodes[k].op->gradient_input >= 0) updates.push_back(k);
-  }
-  Ir ir = Ir::FromProgram(g.program(), {Shape{2, 4}}, session->free_tensors().Tensors(g.id()), updates);
-  InferConcreteShapes(ir);
-  return ir;
-}
-
-TEST_F(PassTest, ScheduleUpdatesMovesEachUpdateRightAfterWhatItDependsOn) {
-  std::vector<TensorPtr> params;
-  Ir ir = TrainingStepIr(session_, graphs_, params);
+  Ir ir = TrainingIr(g, Shape{2, 4});
   const Ir traced = ir;
   ScheduleUpdates(ir);
   ASSERT_EQ(ir.nodes.size(), traced.nodes.size());
@@ -306,17 +313,10 @@ TEST_F(PassTest, ScheduleUpdatesMovesEachUpdateRightAfterWhatItDependsOn) {
   EXPECT_LT(first_update, sum);
 }
 
+// Note [Gradient buckets]: each bucket's all_reduce starts after its last gradient is produced and is
+// waited for before the first update reading it; the updates read views of the averaged buffer.
 TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
-  std::vector<TensorPtr> params;
-  for (int64_t out : {3, 5, 2}) {
-    TensorPtr w = RandomTensor(DType::Float64(), Shape{out, 4});
-    w->set_requires_grad(true);
-    params.push_back(w);
-  }
-  auto opt = std::make_shared<SGD>(params, SgdOptions{.lr = 0.1, .momentum = 0.9});
-  graphs_.push_back(std::make_unique<Graph>(session_, "dp", GraphOptions{}));
-  Graph& g = *graphs_.back();
-  g.BeginBuild();
+  auto [g, params, opt] = BeginTraining("dp", {Shape{3, 4}, Shape{5, 4}, Shape{2, 4}});
   const TensorPtr x = g.AddInput("x", DType::Float64(), Shape{2, 4});
   TensorPtr loss = ops::Sum(ops::Linear(x, params[0], nullptr), {}, false);
   for (size_t i = 1; i < params.size(); ++i) loss = ops::Add(loss, ops::Sum(ops::Linear(x, params[i], nullptr), {}, false));
@@ -324,12 +324,7 @@ TEST_F(PassTest, AllReduceGradientsBucketsStartEarlyAndWaitLate) {
   g.AddOptimizer(opt);
   g.AddOutput(loss);
   g.EndBuild();
-  std::vector<size_t> updates;
-  for (size_t k = 0; k < g.program().nodes.size(); ++k) {
-    if (g.program().nodes[k].op->gradient_input >= 0) updates.push_back(k);
-  }
-  Ir ir = Ir::FromProgram(g.program(), {Shape{2, 4}}, session_->free_tensors().Tensors(g.id()), updates);
-  InferConcreteShapes(ir);
+  Ir ir = TrainingIr(g, Shape{2, 4});
   // 2 * 8 * 4 bytes fit one bucket with the 3x4 gradient (96 bytes) or the 2x4 (64), not both with 5x4.
   AllReduceGradients(ir, /*group=*/42, /*bucket_bytes=*/100);
   ScheduleUpdates(ir);  // keeps the updates after their waits
