@@ -28,8 +28,8 @@ MatOperand MatOperandOf(KernelContext& ctx, size_t i, bool transposed);
 // One product C = A @ B (+ bias) over broadcast batch dims, simplified: batch dims of B that are all 1
 // fold into A's rows (when A is row-major); equal batch dims collapse into one.
 struct GemmPlan {
-  std::vector<int64_t> batch;             // output batch dims (possibly folded or collapsed)
-  std::vector<int64_t> a_batch, b_batch;  // the operands' batch dims, aligned with `batch` (1 = broadcast)
+  std::vector<int64_t> batch{};               // output batch dims (possibly folded or collapsed)
+  std::vector<int64_t> a_batch{}, b_batch{};  // the operands' batch dims, aligned with `batch` (1 = broadcast)
   int64_t m = 0, k = 0, n = 0;
   int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0;  // element strides within one matrix
 };

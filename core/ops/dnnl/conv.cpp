@@ -558,34 +558,16 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
 
 constexpr int64_t kMatmulPositions = 1024;
 
-struct OneByOneMatmulEntry {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-};
-
 // The forward of a dense 1x1 convolution over at most kMatmulPositions positions on oneDNN's matmul, where
-// it runs AVX-512 (Note [1x1 convolutions as products]); x is (P x c).
-bool OneByOneMatmulForward(KernelContext& ctx, const ConvGeom& g, void* x, bool bias) {
+// it runs AVX-512 (Note [1x1 convolutions as products]): Y (P x o) = X (P x c) W^T (+ bias), a linear over
+// the positions, the weight (o, c) read transposed. x is (P x c).
+bool OneByOneMatmulForward(KernelContext& ctx, const ConvGeom& g, const void* x, bool bias) {
   const int64_t p = g.n * g.oh * g.ow;
   if (!DenseOneByOne(g) || p > kMatmulPositions || !SgemmOnAvx512()) return false;
+  // X row-major, W^T with W's rows as its columns; no batch dims.
+  const GemmPlan plan{.m = p, .k = g.c, .n = g.o, .a_rs = g.c, .a_cs = 1, .b_rs = 1, .b_cs = g.c};
   const TensorPtr w = ContiguousInput(ctx, 1), b = bias ? ContiguousInput(ctx, 2) : TensorPtr();
-  const Exec exec = PrepareExec(ctx.pool, ConvWork(g));
-  static auto* cache = new PrimitiveCache<OneByOneMatmulEntry>();
-  auto e = cache->Get(Key{p, g.c, g.o, bias ? 1 : 0, exec.threads}, [&] {
-    const memory::desc src = PlainDesc({p, g.c}), dst = PlainDesc({p, g.o});
-    const memory::desc weight_t({g.c, g.o}, memory::data_type::f32, memory::format_tag::ba);
-    const auto desc =
-        bias ? dnnl::matmul::desc(src, weight_t, PlainDesc({1, g.o}), dst) : dnnl::matmul::desc(src, weight_t, dst);
-    dnnl::matmul::primitive_desc pd(desc, DefaultAttr(), Engine());
-    return OneByOneMatmulEntry{pd, dnnl::matmul(pd)};
-  });
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e->pd.src_desc(), Engine(), x)},
-                                          {DNNL_ARG_WEIGHTS, memory(e->pd.weights_desc(), Engine(), w->raw_data())},
-                                          {DNNL_ARG_DST, memory(e->pd.dst_desc(), Engine(), ctx.out(0).raw_data())},
-                                          {DNNL_ARG_SCRATCHPAD, Scratchpad(e->pd)}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(e->pd.bias_desc(), Engine(), b->raw_data()));
-  e->prim.execute(exec.stream, args);
-  exec.stream.wait();
+  RunGemmF32(ctx, plan, x, w->raw_data(), bias ? b->raw_data() : nullptr, ctx.out(0).raw_data());
   return true;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/op/op_registry.h"
+#include "core/ops/matmul_plan.h"
 
 namespace oneflow {
 
@@ -135,6 +136,11 @@ bool ChannelsLastCall(const Tensor& a, const Tensor& b);
 // contiguous stand-ins for its outputs, which are copied back: for the loops behind a kernel that
 // handles channels last (KernelDef::channels_last). Calls `fn` on ctx itself when all are contiguous.
 void RunContiguous(KernelContext& ctx, KernelFn fn);
+
+// c = a b (+ bias, n values, or null) on oneDNN's matmul primitive for the plan's float32 matrices at their
+// strides (core/ops/matmul_plan.h), a primitive and a set of argument memories cached per plan shape:
+// matmul's and linear's product (matmul.cpp), and 1x1 convolutions' over their positions (conv.cpp).
+void RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, void* c);
 
 // Refused: UNIMPLEMENTED when oneDNN has no implementation, RESOURCE_EXHAUSTED when it ran out of
 // memory, INVALID_ARGUMENT otherwise; the message gives the call's input shapes and attributes (dispatch

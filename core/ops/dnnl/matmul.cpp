@@ -151,7 +151,10 @@ std::unique_ptr<MatmulArgs> TakeArgs(const MatmulEntry& e, bool bias) {
   return args;
 }
 
-void RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias, void* c) {
+}  // namespace
+
+void dnnl_util::RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void* b, const void* bias,
+                           void* c) {
   const int64_t batch = Product(p.batch);
   const Exec exec = PrepareExec(ctx.pool, batch * p.m * p.n * p.k / 8);
   Key key = {exec.threads, p.m, p.k, p.n, p.a_rs, p.a_cs, p.b_rs, p.b_cs, bias != nullptr,
@@ -179,6 +182,8 @@ void RunGemmF32(KernelContext& ctx, const GemmPlan& p, const void* a, const void
   std::lock_guard<std::mutex> lock(entry->args->mutex);
   entry->args->free.push_back(std::move(args));
 }
+
+namespace {
 
 template <typename T>
 void RunGemmRef(KernelContext& ctx, const GemmPlan& p, const T* a, const T* b, const T* bias, T* c) {
