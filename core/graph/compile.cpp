@@ -43,11 +43,6 @@ std::unique_ptr<Executable> Compile(const Program& program, const std::vector<Sh
 
 namespace {
 
-double Milliseconds(std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); }
-double MillisecondsPerRun(const Executable::Step& step) {
-  return step.runs == 0 ? 0.0 : Milliseconds(step.time) / static_cast<double>(step.runs);
-}
-
 // GraphOptions::profile: the time per run of each op's steps together, the most expensive first, and the
 // sum of their shortest times (which leaves out a first run's set-up and a busy machine's outliers).
 std::string DumpProfile(const Executable& exe) {
@@ -63,15 +58,14 @@ std::string DumpProfile(const Executable& exe) {
     if (it == ops.end()) it = ops.insert(ops.end(), OpTime{step.op->name});
     for (OpTime* o : {&*it, &all}) {
       ++o->steps;
-      o->ms += MillisecondsPerRun(step);
-      o->best_ms += Milliseconds(step.best);
+      o->ms += step.times.MsPerRun();
+      o->best_ms += step.times.BestMs();
     }
   }
   std::stable_sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
   std::string s = fmt::format(
       "  profile: {} runs, {:.3f} ms per run (best {:.3f}); in the steps {:.3f} ms per run, {:.3f} ms at best\n",
-      exe.runs, exe.runs == 0 ? 0.0 : Milliseconds(exe.run_time) / static_cast<double>(exe.runs),
-      Milliseconds(exe.best_run), all.ms, all.best_ms);
+      exe.run_times.runs, exe.run_times.MsPerRun(), exe.run_times.BestMs(), all.ms, all.best_ms);
   for (const OpTime& o : ops) {
     s += fmt::format("    {}: {} step{}, {:.3f} ms per run ({:.1f}%), {:.3f} ms at best\n", o.name, o.steps,
                      o.steps == 1 ? "" : "s", o.ms, all.ms > 0.0 ? 100.0 * o.ms / all.ms : 0.0, o.best_ms);
@@ -109,11 +103,10 @@ std::string DumpExecutable(const Executable& exe) {
                            m.format == MemoryFormat::kChannelsLast ? " channels_last" : "", place);
     }
     for (int32_t v : step.inputs) ins += (ins.empty() ? "" : ", ") + ref(v);
-    s += fmt::format("  step #{}: {}{}{}({}) : {}{}{}\n", i, outs, outs.empty() ? "" : " = ", step.op->name, ins,
-                     where.empty() ? "-" : where, step.origin.empty() ? "" : "  <- " + step.origin,
-                     exe.profile
-                         ? fmt::format("  ({:.3f} ms, best {:.3f})", MillisecondsPerRun(step), Milliseconds(step.best))
-                         : "");
+    s += fmt::format(
+        "  step #{}: {}{}{}({}) : {}{}{}\n", i, outs, outs.empty() ? "" : " = ", step.op->name, ins,
+        where.empty() ? "-" : where, step.origin.empty() ? "" : "  <- " + step.origin,
+        exe.profile ? fmt::format("  ({:.3f} ms, best {:.3f})", step.times.MsPerRun(), step.times.BestMs()) : "");
   }
   if (exe.profile) s += DumpProfile(exe);
   return s;

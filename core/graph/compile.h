@@ -9,6 +9,7 @@
 // planned offset, in its memory format. Graph outputs get fresh storage on each run.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <span>
@@ -18,6 +19,23 @@
 #include "core/graph/graph.h"
 
 namespace oneflow::graph {
+
+// GraphOptions::profile: timed runs (of a step, or of a whole plan), their wall time together and the
+// shortest.
+struct Timings {
+  uint64_t runs = 0;
+  std::chrono::nanoseconds total{0}, best{0};
+  void Add(std::chrono::nanoseconds t) {
+    best = runs == 0 ? t : std::min(best, t);
+    total += t;
+    ++runs;
+  }
+  double MsPerRun() const { return runs == 0 ? 0.0 : Ms(total) / static_cast<double>(runs); }
+  double BestMs() const { return Ms(best); }
+
+ private:
+  static double Ms(std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); }
+};
 
 struct Executable {
   enum class Slot : uint8_t { kInput, kVariable, kArena, kFresh, kView, kUnused };
@@ -30,9 +48,7 @@ struct Executable {
     std::vector<TensorPtr> in{}, out{};        // per-run scratch, reused
     int32_t update = -1;    // index of the Graph update whose attributes are refreshed before each run
     std::string origin{};   // the traced nodes this step computes, for the dump ("conv2d+batch_norm+relu")
-    // GraphOptions::profile: the timed runs of this step, their wall time together and the shortest.
-    uint64_t runs = 0;
-    std::chrono::nanoseconds time{0}, best{0};
+    Timings times{};        // GraphOptions::profile: this step's
   };
   std::vector<Step> steps;
   std::vector<TensorMeta> metas;  // concrete, per value id
@@ -47,10 +63,9 @@ struct Executable {
   MemoryStats stats;
   std::string signature;  // the concrete input shapes: "x: (2, 4)"
   bool profile = false;   // GraphOptions::profile
-  // With profile: the runs that finished, their wall time together and the shortest (the steps, and the
-  // executor's work around them: inputs bound, outputs copied).
-  uint64_t runs = 0;
-  std::chrono::nanoseconds run_time{0}, best_run{0};
+  // With profile: the runs that finished, as a whole (the steps, and the executor's work around them:
+  // inputs bound, outputs copied).
+  Timings run_times;
 };
 
 // `input_shapes` are static and already checked against the declared dims; `variables` are the bound

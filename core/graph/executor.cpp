@@ -40,10 +40,7 @@ void RecordStepTime(const Executable& exe, Executable::Step& step, Clock::time_p
     const Device device = exe.metas[static_cast<size_t>(step.outputs[0])].device;
     if (device.type != DeviceType::kCPU) GetBackend(device).Synchronize();
   }
-  const auto time = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
-  step.best = step.runs == 0 ? time : std::min(step.best, time);
-  step.time += time;
-  ++step.runs;
+  step.times.Add(Clock::now() - start);
 }
 
 }  // namespace
@@ -111,12 +108,7 @@ std::vector<TensorPtr> Execute(Executable& exe, const std::vector<TensorPtr>& in
     CopyStrided(*t, *copy, &pool);
     outputs.push_back(std::move(copy));
   }
-  if (exe.profile) {
-    const auto time = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start);
-    exe.best_run = exe.runs == 0 ? time : std::min(exe.best_run, time);
-    exe.run_time += time;
-    ++exe.runs;
-  }
+  if (exe.profile) exe.run_times.Add(Clock::now() - run_start);
   return outputs;
 }
 
