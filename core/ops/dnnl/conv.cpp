@@ -591,6 +591,27 @@ bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy,
   auto* cols = static_cast<float*>(Buffer(kSlotSrc, static_cast<size_t>(p * row) * sizeof(float)));
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   CheckSgemm(dnnl_sgemm('N', 'N', p, row, g.o, 1.0f, dy, g.o, w, row, 0.0f, cols, row));
+  if (OneByOneChannelsLast(g)) {  // strided: each row of cols is one position of dx, the others are zeros
+    ctx.pool.ParallelFor(g.n * g.h, GrainFor(g.w * g.c), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = r / g.h, iy = r % g.h, oy = iy / g.win.stride[0];
+        float* out = dx + r * g.w * g.c;
+        if (iy % g.win.stride[0] != 0 || oy >= g.oh) {
+          std::fill_n(out, g.w * g.c, 0.0f);
+          continue;
+        }
+        for (int64_t ix = 0; ix < g.w; ++ix, out += g.c) {
+          const int64_t ox = ix / g.win.stride[1];
+          if (ix % g.win.stride[1] == 0 && ox < g.ow) {
+            std::copy_n(cols + ((n * g.oh + oy) * g.ow + ox) * g.c, g.c, out);
+          } else {
+            std::fill_n(out, g.c, 0.0f);
+          }
+        }
+      }
+    });
+    return true;
+  }
   // Each image's patches add into its own part of dx only.
   const int64_t plane = g.oh * g.ow;
   ctx.pool.ParallelFor(g.n, 1, [&](int64_t begin, int64_t end) {
