@@ -86,6 +86,12 @@ const std::vector<ConvCase> kCases = {
     {{3, 16, 6, 10}, 16, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, false},
     {{1, 24, 11, 12}, 16, 3, 3, {1, 1}, {2, 2}, {1, 1}, 1, true},
     {{8, 16, 19, 20}, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
+    // ... and of stride 2, by the phases of x (Note [Winograd convolutions of stride 2]): odd and even sizes
+    // of x and y (partial tiles, dx's last row and column read by no window), paddings 0 to 2, many tiles.
+    {{2, 16, 13, 11}, 24, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, true},
+    {{3, 16, 12, 14}, 16, 3, 3, {2, 2}, {0, 0}, {1, 1}, 1, false},
+    {{2, 24, 15, 16}, 16, 3, 3, {2, 2}, {2, 2}, {1, 1}, 1, true},
+    {{8, 16, 40, 37}, 32, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false},
     // Without a bias, on channels-last data and over fewer than 128 output positions, the others run as
     // products over their patches (Note [Convolutions over few positions as products]); this one has 264,
     // where oneDNN's primitives run.
@@ -93,8 +99,9 @@ const std::vector<ConvCase> kCases = {
 };
 // ... with many channels (float32 only, where the Winograd kernels run: the float64 loops are slow): few
 // tiles, split evenly across the threads, and the products' columns in panels, the second one of 8
-// columns (forward) or 16 (backward data).
-const ConvCase kManyChannels = {{1, 256, 8, 8}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true};
+// columns (forward) or 16 (backward data); of stride 1 and 2.
+const std::vector<ConvCase> kManyChannels = {{{1, 256, 8, 8}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true},
+                                             {{1, 256, 16, 15}, 136, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, true}};
 
 std::vector<double> RefConv(const ConvCase& k, const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {
   const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w);
@@ -155,7 +162,7 @@ TEST(Conv2d, MatchesDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
     for (const ConvCase& k : kCases) CheckForward(k, dt);
   }
-  CheckForward(kManyChannels, DType::Float32());
+  for (const ConvCase& k : kManyChannels) CheckForward(k, DType::Float32());
 }
 
 TEST(Conv2d, EmptyOperandsAndHugeAttributesMatchDirectLoops) {
@@ -224,7 +231,7 @@ TEST(Conv2d, BackwardOpsMatchDirectLoops) {
   for (Symbol<DType> dt : kDTypes) {
     for (const ConvCase& k : kCases) CheckBackward(k, dt);
   }
-  CheckBackward(kManyChannels, DType::Float32());
+  for (const ConvCase& k : kManyChannels) CheckBackward(k, DType::Float32());
 }
 
 // dW (o, c, kh, kw) of conv2d(x, w) for grad_y dy, in float64 loops over the terms of `k`.
@@ -259,22 +266,25 @@ TEST(Conv2d, WeightGradientOverPatchesInChunks) {
 }
 
 // The Winograd weight gradient with sums of 1 MiB and more (64 x 256 channels), in blocks of at most 4 MiB
-// of transformed input and output gradient: on one thread its 256 tiles are 2 blocks of 128, which add into
-// the same sums. Against oneDNN's weight gradient of the same float32 operands (with the bias gradient,
-// which the Winograd kernels do not give).
+// of transformed input and output gradient: on one thread the 256 tiles are 2 blocks of 128, which add
+// into the same sums; of stride 1 and 2. Against oneDNN's weight gradient of the same float32 operands
+// (with the bias gradient, which the Winograd kernels do not give).
 TEST(Conv2d, WinogradWeightGradientInLargeBlocks) {
-  const ConvCase k{{1, 64, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
-  const auto f32 = DType::Float32();
-  const TensorPtr x = ChannelsLast(RandomTensor(f32, k.x)), dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
-  const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
-  Session one_thread(SessionOptions{.num_threads = 1});
-  SessionScope scope(one_thread);
-  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
-  Attrs winograd = k.attrs(), onednn = k.attrs();
-  winograd.Set("bias_grad", false);
-  onednn.Set("bias_grad", true);
-  ExpectTensorNear(Apply(bwd_weight, {x, dy, w}, winograd)[0], f32, k.weight_shape(),
-                   ToDoubles(Apply(bwd_weight, {x, dy, w}, onednn)[0]), Tol(f32), Tol(f32));
+  for (const ConvCase& k : {ConvCase{{1, 64, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
+                            ConvCase{{1, 64, 64, 64}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}}) {
+    SCOPED_TRACE(k.name());
+    const auto f32 = DType::Float32();
+    const TensorPtr x = ChannelsLast(RandomTensor(f32, k.x)), dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
+    const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
+    Session one_thread(SessionOptions{.num_threads = 1});
+    SessionScope scope(one_thread);
+    const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+    Attrs winograd = k.attrs(), onednn = k.attrs();
+    winograd.Set("bias_grad", false);
+    onednn.Set("bias_grad", true);
+    ExpectTensorNear(Apply(bwd_weight, {x, dy, w}, winograd)[0], f32, k.weight_shape(),
+                     ToDoubles(Apply(bwd_weight, {x, dy, w}, onednn)[0]), Tol(f32), Tol(f32));
+  }
 }
 
 // ... with smaller sums (16 x 256 channels) in blocks that stay in the L2 cache: on one thread its 64 tiles

@@ -24,26 +24,33 @@ namespace oneflow::cpu {
 #if defined(__x86_64__)
 namespace {
 
-constexpr int kPositions = 16;  // a transformed tile is 4x4
+constexpr int kPositions = 16;  // a transformed tile of stride 1 is 4x4, the weights' 16 matrices too
 constexpr int kRows = 6;        // blocks of tiles are a multiple of it (AVX2's register block of the products)
 
-// A forward convolution as the passes see it: `in` (n, ih, iw, ci) to `out` (n, oh, ow, co), both NHWC;
-// output (y, x) reads the input window whose top left is (y - pt, x - pl). The backward data is one too.
+// A convolution as the passes see it: `in` (n, ih, iw, ci) to `out` (n, oh, ow, co), both NHWC, in tiles
+// of 2 x 2 on a grid. Stride 1: output (y, x) reads the input window whose top left is (y - pt, x - pl),
+// the grid is the output's; the backward data is such a convolution too. Stride 2 (Note [Winograd
+// convolutions of stride 2]): the forward and the weight gradient tile the output likewise (window (2y -
+// pt, 2x - pl)); the backward data (`phases`, pt and pl the convolution's padding) tiles the grid of
+// out = dx's 2 x 2 blocks: grid position (y, x) is dx's (2y, 2x) to (2y + 1, 2x + 1).
 struct Pass {
   int64_t n, ih, iw, ci, oh, ow, co, pt, pl;
-  int64_t tiles_y() const { return (oh + 1) / 2; }
-  int64_t tiles_x() const { return (ow + 1) / 2; }
+  bool phases = false;
+  int64_t grid_h() const { return phases ? (oh + 1) / 2 : oh; }
+  int64_t grid_w() const { return phases ? (ow + 1) / 2 : ow; }
+  int64_t tiles_y() const { return (grid_h() + 1) / 2; }
+  int64_t tiles_x() const { return (grid_w() + 1) / 2; }
   int64_t tiles() const { return n * tiles_y() * tiles_x(); }
 };
 
-// Tiles per block of the forward passes: the block's transformed input and output (16 * tiles * (ci +
-// co) floats) in about 192 KiB, so they stay in the L2 cache between the transforms and the products; a
-// multiple of kRows. With many channels that is few tiles, and every block reads all 16 * ci * co
-// transformed weights: then at least kMinTiles tiles, as long as every thread still gets a block, split
-// evenly.
-int64_t TilesPerBlock(const Pass& p, int64_t threads) {
+// Tiles per block of the forward passes, for tiles of `positions` positions (16, or 25 of stride 2): the
+// block's transformed input and output (positions * tiles * (ci + co) floats) in about 192 KiB, so they
+// stay in the L2 cache between the transforms and the products; a multiple of kRows. With many channels
+// that is few tiles, and every block reads all 16 * ci * co transformed weights: then at least kMinTiles
+// tiles, as long as every thread still gets a block, split evenly.
+int64_t TilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
   constexpr int64_t kMinTiles = 48;
-  const int64_t fit = 192 * 1024 / int64_t{sizeof(float)} / (kPositions * (p.ci + p.co));
+  const int64_t fit = 192 * 1024 / int64_t{sizeof(float)} / (positions * (p.ci + p.co));
   const int64_t tiles = p.tiles(), share = (tiles + threads - 1) / threads;
   if (fit >= kMinTiles || share <= fit) return std::clamp<int64_t>(fit / kRows * kRows, kRows, 16 * kRows);
   int64_t blocks = (tiles + kMinTiles - 1) / kMinTiles;
@@ -55,16 +62,17 @@ int64_t TilesPerBlock(const Pass& p, int64_t threads) {
 // of the thread's part, which are loaded and stored again for every block: where they outgrow the L2
 // cache (1 MiB and more: 128 channels in and out; 4 MiB at 256), short blocks spend much of the products
 // on them. There each part takes its tiles in as few blocks as keep the block's transformed input and
-// output gradient (16 * tiles * (ci + co) floats) within 4 MiB (the thread's scratch buffers grow to
+// output gradient (positions * tiles * (ci + co) floats) within 4 MiB (the thread's scratch buffers grow to
 // that), split evenly: 8-13% less time than TilesPerBlock's at 128 and 256 channels, 4 and 16 images (2
 // threads of an AVX-512 EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With smaller sums the
 // blocks stay TilesPerBlock's, which keep the block in L2 between the transforms and the products: the
 // large ones, faster on warm data at 64 channels, took 5-22% longer in the main job's training step
 // (16 to 64 channels, cold data).
-int64_t WeightGradientTilesPerBlock(const Pass& p, int64_t threads) {
-  if (kPositions * p.ci * p.co * int64_t{sizeof(float)} < (int64_t{1} << 20)) return TilesPerBlock(p, threads);
-  const int64_t most =
-      std::max<int64_t>(kRows, 4 * 1024 * 1024 / int64_t{sizeof(float)} / (kPositions * (p.ci + p.co)));
+int64_t WeightGradientTilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
+  if (kPositions * p.ci * p.co * int64_t{sizeof(float)} < (int64_t{1} << 20)) {
+    return TilesPerBlock(p, positions, threads);
+  }
+  const int64_t most = std::max<int64_t>(kRows, 4 * 1024 * 1024 / int64_t{sizeof(float)} / (positions * (p.ci + p.co)));
   const int64_t share = (p.tiles() + threads - 1) / threads, blocks = (share + most - 1) / most;
   return (share + blocks - 1) / blocks;
 }
@@ -106,9 +114,39 @@ template <typename V>
 // 16 matrices of a x b kernels laid out the same way, Stride(a, b) floats apart.
 inline int64_t Stride(int64_t nt, int64_t channels) { return nt * channels + 16; }
 
+// A stride-2 tile's 25 positions, by phase of the input (row, column parity), and the weight matrix each
+// multiplies (16 in all, as many as stride 1's), in the order of their weights:
+//   (even, even) 3 x 3 positions 0-8 (3 r + c), F(2x2, 2x2) of the taps (2i, 2j): weights 0-8 (3 r + c)
+//   (even, odd)  3 x 2 positions 9-14 (9 + 2 r + j), F(2, 2) along rows of the taps (2i, 1): weights 9 + r
+//   (odd, even)  2 x 3 positions 15-20 (15 + 2 c + i), F(2, 2) along columns of (1, 2j): weights 12 + c
+//   (odd, odd)   2 x 2 positions 21-24 (21 + 2 i + j), the tap (1, 1) alone: weight 15
+constexpr int kPhasePositions = 25;
+constexpr int kPhaseWeight[kPhasePositions] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  9,  10, 10,
+                                               11, 11, 12, 12, 13, 13, 14, 14, 15, 15, 15, 15};
+
+// Where position i of a block's tiles starts among its matrices of `plane` (tiles x channels) floats: the
+// positions of one weight back to back (one matrix of all their rows for the products), each weight's
+// group 16 floats (a cache line) after the previous one's (Stride()'s reason).
+constexpr int64_t PhaseOffset(int i, int64_t plane) { return i * plane + kPhaseWeight[i] * 16; }
+
+// The passes' kinds of tiles (tags of the transforms' overloads): their positions, the weight matrix each
+// position multiplies (in order), and where a position's matrix starts in a block's of `plane` (tiles x
+// channels) floats.
+struct StrideOne {  // F(2x2, 3x3)
+  static constexpr int kTilePositions = kPositions;
+  static constexpr int Weight(int position) { return position; }
+  static constexpr int64_t Offset(int position, int64_t plane) { return position * (plane + 16); }  // Stride()
+};
+struct StrideTwo {  // the forward and the weight gradient of stride 2, by phases
+  static constexpr int kTilePositions = kPhasePositions;
+  static constexpr int Weight(int position) { return kPhaseWeight[position]; }
+  static constexpr int64_t Offset(int position, int64_t plane) { return PhaseOffset(position, plane); }
+};
+struct StrideTwoTransposed : StrideTwo {};  // the backward data of stride 2, over dx's blocks
+
 // ---- transforms -------------------------------------------------------------------------------------
 
-// The tile's image, and the top left of its output in the image; Next moves to the following tile.
+// The tile's image, and its top left on the pass's grid; Next moves to the following tile.
 struct TileAt {
   int64_t image, y, x;
 };
@@ -117,9 +155,9 @@ TileAt Locate(const Pass& p, int64_t tile) {
   return {tile / per_image, r / p.tiles_x() * 2, r % p.tiles_x() * 2};
 }
 void Next(const Pass& p, TileAt& at) {
-  if ((at.x += 2) < p.ow) return;
+  if ((at.x += 2) < p.grid_w()) return;
   at.x = 0;
-  if ((at.y += 2) < p.oh) return;
+  if ((at.y += 2) < p.grid_h()) return;
   at.y = 0;
   ++at.image;
 }
@@ -137,32 +175,70 @@ template <typename V, typename Fn>
   }
 }
 
-// v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
-//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
-template <typename V>
-void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
-  const int64_t position_stride = Stride(nt, p.ci);
-  TileAt at = Locate(p, t0);
-  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
-    const int64_t y0 = at.y - p.pt, x0 = at.x - p.pl;
-    const float* image = in + at.image * p.ih * p.iw * p.ci;
-    const bool inside = y0 >= 0 && x0 >= 0 && y0 + 4 <= p.ih && x0 + 4 <= p.iw;
-    bool valid[4][4];
-    for (int i = 0; i < 4; ++i) {
-      for (int j = 0; j < 4; ++j) {
+// The N x N window of `in`'s image `image_index` with its top left at (y, x): which of its positions lie
+// inside the image (found once per window), and their values for the vector of channels from c, zero
+// outside (Load, per vector).
+template <int N>
+struct Window {
+  const float* image;
+  int64_t y0, x0, iw, channels;
+  bool valid[N][N];
+  Window(const Pass& p, const float* in, int64_t image_index, int64_t y, int64_t x)
+      : image(in + image_index * p.ih * p.iw * p.ci), y0(y), x0(x), iw(p.iw), channels(p.ci) {
+    const bool inside = y0 >= 0 && x0 >= 0 && y0 + N <= p.ih && x0 + N <= p.iw;
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) {
         valid[i][j] = inside || (y0 + i >= 0 && y0 + i < p.ih && x0 + j >= 0 && x0 + j < p.iw);
       }
     }
+  }
+  template <typename W>
+  [[gnu::always_inline]] void Load(int64_t c, W (&d)[N][N]) const {
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) {
+        d[i][j] = W{};
+        if (valid[i][j]) oneflow::cpu::Load(d[i][j], image + ((y0 + i) * iw + x0 + j) * channels + c);
+      }
+    }
+  }
+};
+
+// The 2 x 2 outputs of the tile at `at` of the output (n, oh, ow, co): how many rows and columns of them lie
+// inside it (fewer at its bottom and right edges), where output (i, j)'s channels start (At), and their
+// values in dy for the vector of channels from k, zero outside (Load).
+struct OutputTile {
+  int64_t rows, cols, ow, co, first;
+  OutputTile(const Pass& p, const TileAt& at)
+      : rows(std::min<int64_t>(2, p.oh - at.y)),
+        cols(std::min<int64_t>(2, p.ow - at.x)),
+        ow(p.ow),
+        co(p.co),
+        first(((at.image * p.oh + at.y) * p.ow + at.x) * p.co) {}
+  int64_t At(int64_t i, int64_t j) const { return first + (i * ow + j) * co; }
+  template <typename W>
+  [[gnu::always_inline]] void Load(const float* dy, int64_t k, W (&g)[2][2]) const {
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        g[i][j] = W{};
+        if (i < rows && j < cols) oneflow::cpu::Load(g[i][j], dy + At(i, j) + k);
+      }
+    }
+  }
+};
+
+// v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+template <typename V>
+void TransformInput(StrideOne, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
+  const int64_t position_stride = Stride(nt, p.ci);
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const Window<4> window(p, in, at.image, at.y - p.pt, at.x - p.pl);
     ForEachVector<V>(
         p.ci, [&](int64_t c, auto lanes) __attribute__((always_inline)) {
           using W = typename decltype(lanes)::type;
           W d[4][4];
-          for (int i = 0; i < 4; ++i) {
-            for (int j = 0; j < 4; ++j) {
-              d[i][j] = W{};
-              if (valid[i][j]) Load(d[i][j], image + ((y0 + i) * p.iw + x0 + j) * p.ci + c);
-            }
-          }
+          window.Load(c, d);
           W e[4][4];  // B^T d
           for (int j = 0; j < 4; ++j) {
             e[0][j] = d[0][j] - d[2][j];
@@ -184,12 +260,11 @@ void TransformInput(const Pass& p, const float* in, int64_t t0, int64_t nt, floa
 // out = A^T m A (+ bias) for the tiles [t0, t0 + nt) of m[16][nt][co], the outputs inside `out` only, where
 //   A^T = [1 1 1 0; 0 1 -1 -1].
 template <typename V>
-void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
+void TransformOutput(StrideOne, const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
   const int64_t position_stride = Stride(nt, p.co);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
-    const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
-    float* image = out + at.image * p.oh * p.ow * p.co;
+    const OutputTile tile(p, at);
     ForEachVector<V>(
         p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
           using W = typename decltype(lanes)::type;
@@ -206,10 +281,9 @@ void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, cons
           }
           W b{};
           if (bias) Load(b, bias + k);
-          for (int i = 0; i < rows; ++i) {  // (A^T m) A
-            float* row = image + ((at.y + i) * p.ow + at.x) * p.co + k;
-            Store(row, s[i][0] + s[i][1] + s[i][2] + b);
-            if (cols == 2) Store(row + p.co, s[i][1] - s[i][2] - s[i][3] + b);
+          for (int i = 0; i < tile.rows; ++i) {  // (A^T m) A
+            Store(out + tile.At(i, 0) + k, s[i][0] + s[i][1] + s[i][2] + b);
+            if (tile.cols == 2) Store(out + tile.At(i, 1) + k, s[i][1] - s[i][2] - s[i][3] + b);
           }
         });
   }
@@ -218,22 +292,16 @@ void TransformOutput(const Pass& p, const float* m, int64_t t0, int64_t nt, cons
 // w[16][nt][co] = A g A^T for the output-gradient tiles g of tiles [t0, t0 + nt) (zero outside the
 // output): the gradient of the output transform.
 template <typename V>
-void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
+void TransformOutputGrad(StrideOne, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
   const int64_t position_stride = Stride(nt, p.co);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
-    const int64_t rows = std::min<int64_t>(2, p.oh - at.y), cols = std::min<int64_t>(2, p.ow - at.x);
-    const float* image = dy + at.image * p.oh * p.ow * p.co;
+    const OutputTile tile(p, at);
     ForEachVector<V>(
         p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
           using W = typename decltype(lanes)::type;
           W g[2][2];
-          for (int i = 0; i < 2; ++i) {
-            for (int j = 0; j < 2; ++j) {
-              g[i][j] = W{};
-              if (i < rows && j < cols) Load(g[i][j], image + ((at.y + i) * p.ow + at.x + j) * p.co + k);
-            }
-          }
+          tile.Load(dy, k, g);
           W e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
           for (int j = 0; j < 2; ++j) {
             e[0][j] = g[0][j];
@@ -247,6 +315,242 @@ void TransformOutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt,
             Store(out + (4 * i + 1) * position_stride, e[i][0] + e[i][1]);
             Store(out + (4 * i + 2) * position_stride, e[i][0] - e[i][1]);
             Store(out + (4 * i + 3) * position_stride, -e[i][1]);
+          }
+        });
+  }
+}
+
+// ---- transforms of stride 2 (Note [Winograd convolutions of stride 2]) -------------------------------
+
+// F(2, 2) along one axis: In3 maps 3 inputs to 3 positions (B^T = [1 -1 0; 0 1 0; 0 -1 1]), Out3 3 positions
+// to 2 outputs (A^T = [1 1 0; 0 1 1]; also G^T, the weight gradient's), Spread3 2 values to 3 (A = G =
+// [1 0; 1 1; 0 1]: a kernel's 2 taps, or 2 output gradients).
+template <typename T>
+[[gnu::always_inline]] inline void In3(const T (&d)[3], T (&v)[3]) {
+  v[0] = d[0] - d[1];
+  v[1] = d[1];
+  v[2] = d[2] - d[1];
+}
+template <typename T>
+[[gnu::always_inline]] inline void Out3(const T (&m)[3], T (&y)[2]) {
+  y[0] = m[0] + m[1];
+  y[1] = m[1] + m[2];
+}
+template <typename T>
+[[gnu::always_inline]] inline void Spread3(const T (&g)[2], T (&w)[3]) {
+  w[0] = g[0];
+  w[1] = g[0] + g[1];
+  w[2] = g[1];
+}
+
+// Stores the 25 positions of one tile, position i at out + PhaseOffset(i, plane), from its four phases'
+// inputs: ee (3 x 3, even rows and columns), eo (3 x 2), oe (2 x 3) and oo (2 x 2).
+template <typename W>
+[[gnu::always_inline]] inline void StorePhaseInputs(const W (&ee)[3][3], const W (&eo)[3][2], const W (&oe)[2][3],
+                                                    const W (&oo)[2][2], float* out, int64_t plane) {
+  W t[3][3];  // B^T ee, column by column
+  for (int c = 0; c < 3; ++c) {
+    const W d[3] = {ee[0][c], ee[1][c], ee[2][c]};
+    W v[3];
+    In3(d, v);
+    for (int r = 0; r < 3; ++r) t[r][c] = v[r];
+  }
+  for (int r = 0; r < 3; ++r) {  // (B^T ee) B, row by row
+    W v[3];
+    In3(t[r], v);
+    for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * r + c, plane), v[c]);
+  }
+  for (int j = 0; j < 2; ++j) {
+    const W d[3] = {eo[0][j], eo[1][j], eo[2][j]};
+    W v[3];
+    In3(d, v);
+    for (int r = 0; r < 3; ++r) Store(out + PhaseOffset(9 + 2 * r + j, plane), v[r]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    W v[3];
+    In3(oe[i], v);
+    for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(15 + 2 * c + i, plane), v[c]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(21 + 2 * i + j, plane), oo[i][j]);
+  }
+}
+
+// y[phase][i][j]: the 2 x 2 results of each phase (ee, eo, oe, oo) from one tile's 25 positions (position i
+// at in + PhaseOffset(i, plane)).
+template <typename W>
+[[gnu::always_inline]] inline void LoadPhaseOutputs(const float* in, int64_t plane, W (&y)[4][2][2]) {
+  W m[kPhasePositions];
+  for (int i = 0; i < kPhasePositions; ++i) Load(m[i], in + PhaseOffset(i, plane));
+  W s[2][3];  // A^T m of (even, even), column by column
+  for (int c = 0; c < 3; ++c) {
+    const W column[3] = {m[c], m[3 + c], m[6 + c]};
+    W r[2];
+    Out3(column, r);
+    s[0][c] = r[0];
+    s[1][c] = r[1];
+  }
+  for (int i = 0; i < 2; ++i) Out3(s[i], y[0][i]);
+  for (int j = 0; j < 2; ++j) {
+    const W column[3] = {m[9 + j], m[11 + j], m[13 + j]};
+    W r[2];
+    Out3(column, r);
+    y[1][0][j] = r[0];
+    y[1][1][j] = r[1];
+  }
+  for (int i = 0; i < 2; ++i) {
+    const W row[3] = {m[15 + i], m[17 + i], m[19 + i]};
+    Out3(row, y[2][i]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) y[3][i][j] = m[21 + 2 * i + j];
+  }
+}
+
+// v[25][nt][ci]: the positions of the stride-2 tiles [t0, t0 + nt) from their 5 x 5 input windows (zero
+// outside the input): the phase (a, b) takes the window's rows a, a + 2, ... and columns b, b + 2, ...
+template <typename V>
+void TransformInput(StrideTwo, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
+  const int64_t plane = nt * p.ci;
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const Window<5> window(p, in, at.image, 2 * at.y - p.pt, 2 * at.x - p.pl);
+    ForEachVector<V>(
+        p.ci, [&](int64_t c, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W d[5][5];
+          window.Load(c, d);
+          W ee[3][3], eo[3][2], oe[2][3], oo[2][2];
+          for (int r = 0; r < 3; ++r) {
+            for (int k = 0; k < 3; ++k) ee[r][k] = d[2 * r][2 * k];
+            for (int k = 0; k < 2; ++k) eo[r][k] = d[2 * r][2 * k + 1];
+          }
+          for (int r = 0; r < 2; ++r) {
+            for (int k = 0; k < 3; ++k) oe[r][k] = d[2 * r + 1][2 * k];
+            for (int k = 0; k < 2; ++k) oo[r][k] = d[2 * r + 1][2 * k + 1];
+          }
+          StorePhaseInputs(ee, eo, oe, oo, v + t * p.ci + c, plane);
+        });
+  }
+}
+
+// out = the sum of the four phases' results (+ bias) for the stride-2 tiles [t0, t0 + nt) of m[25][nt][co],
+// the outputs inside `out` only.
+template <typename V>
+void TransformOutput(StrideTwo, const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
+  const int64_t plane = nt * p.co;
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const OutputTile tile(p, at);
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W y[4][2][2];
+          LoadPhaseOutputs(m + t * p.co + k, plane, y);
+          W b{};
+          if (bias) Load(b, bias + k);
+          for (int i = 0; i < tile.rows; ++i) {
+            for (int j = 0; j < tile.cols; ++j) {
+              Store(out + tile.At(i, j) + k, y[0][i][j] + y[1][i][j] + y[2][i][j] + y[3][i][j] + b);
+            }
+          }
+        });
+  }
+}
+
+// w[25][nt][co]: the gradients of the phases' results for the output-gradient tiles g (2 x 2) of the
+// stride-2 tiles [t0, t0 + nt) (zero outside the output), the transpose of their TransformOutput.
+template <typename V>
+void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
+  const int64_t plane = nt * p.co;
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const OutputTile tile(p, at);
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W g[2][2];
+          tile.Load(dy, k, g);
+          float* out = w + t * p.co + k;
+          W e[3][2];  // A g, column by column: (even, odd)'s positions, and (even, even)'s before A^T
+          for (int j = 0; j < 2; ++j) {
+            const W column[2] = {g[0][j], g[1][j]};
+            W r[3];
+            Spread3(column, r);
+            for (int i = 0; i < 3; ++i) e[i][j] = r[i];
+          }
+          for (int i = 0; i < 3; ++i) {
+            W r[3];
+            Spread3(e[i], r);
+            for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * i + c, plane), r[c]);
+            for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(9 + 2 * i + j, plane), e[i][j]);
+          }
+          for (int i = 0; i < 2; ++i) {
+            W r[3];
+            Spread3(g[i], r);
+            for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(15 + 2 * c + i, plane), r[c]);
+            for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(21 + 2 * i + j, plane), g[i][j]);
+          }
+        });
+  }
+}
+
+// The backward data of a stride-2 convolution (p.phases: `in` = dy, `out` = dx). Along each axis, dx's row
+// r is row r + pt of x padded, which sums dy(u - i) w(2i + a) over the taps 2i + a = r + pt - 2u: the phase
+// a = (r + pt) % 2 of the padded rows is a correlation of dy with the taps of that parity, rotated (two
+// taps for a = 0, one for a = 1). A tile of 4 rows of dx (2 on the grid) from y = 2 * at.y takes 2 rows of
+// each phase, which read dy's rows from u0 - 1 + s to u0 + 1 + s (u0 = pt / 2 + at.y, s = pt % 2): the even
+// phase all 3, the odd one rows 1 - s and 2 - s of them. v[25][nt][ci] from those 3 x 3 windows, in the
+// positions' layout of StrideTwo's TransformInput (the weights rotated by TransformWeights).
+template <typename V>
+void TransformInput(StrideTwoTransposed, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
+  const int64_t plane = nt * p.ci, sy = p.pt % 2, sx = p.pl % 2;
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const Window<3> window(p, in, at.image, p.pt / 2 + at.y - 1 + sy, p.pl / 2 + at.x - 1 + sx);
+    ForEachVector<V>(
+        p.ci, [&](int64_t c, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W d[3][3];
+          window.Load(c, d);
+          W eo[3][2], oe[2][3], oo[2][2];
+          for (int r = 0; r < 3; ++r) {
+            for (int k = 0; k < 2; ++k) eo[r][k] = d[r][k + 1 - sx];
+          }
+          for (int r = 0; r < 2; ++r) {
+            for (int k = 0; k < 3; ++k) oe[r][k] = d[r + 1 - sy][k];
+            for (int k = 0; k < 2; ++k) oo[r][k] = d[r + 1 - sy][k + 1 - sx];
+          }
+          StorePhaseInputs(d, eo, oe, oo, v + t * p.ci + c, plane);
+        });
+  }
+}
+
+// dx from m[25][nt][co] of the tiles [t0, t0 + nt) of dx's grid (p.phases): phase (a, b)'s result (i, j)
+// of the tile at (y, x) is dx(2 (y + i) + (a xor pt % 2), 2 (x + j) + (b xor pl % 2)), where inside dx
+// (the input's transform). Every element of dx is one tile's. (No bias: the signature is
+// TransformOutput's.)
+template <typename V>
+void TransformOutput(StrideTwoTransposed, const Pass& p, const float* m, int64_t t0, int64_t nt, const float*,
+                     float* out) {
+  const int64_t plane = nt * p.co, sy = p.pt % 2, sx = p.pl % 2;
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    float* image = out + at.image * p.oh * p.ow * p.co;
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          using W = typename decltype(lanes)::type;
+          W y[4][2][2];
+          LoadPhaseOutputs(m + t * p.co + k, plane, y);
+          for (int phase = 0; phase < 4; ++phase) {
+            for (int i = 0; i < 2; ++i) {
+              const int64_t row = 2 * (at.y + i) + (phase / 2 ^ sy);
+              if (row >= p.oh) continue;
+              for (int j = 0; j < 2; ++j) {
+                const int64_t col = 2 * (at.x + j) + (phase % 2 ^ sx);
+                if (col < p.ow) Store(image + (row * p.ow + col) * p.co + k, y[phase][i][j]);
+              }
+            }
           }
         });
   }
@@ -305,16 +609,107 @@ OF_AVX2 inline void StoreKernels(__m256 taps[9], int64_t stride, float* k) {
   }
 }
 
-// u[16][a][b] (positions Stride(a, b) apart) = G k G^T for the kernels k of weight (o, c, 3, 3),
-// G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. Forward: (a, b) = (c, o) and k the weight's kernel; backward
-// data: (a, b) = (o, c) and k rotated by 180 degrees. Rows a in [begin, end), eight kernels at once,
-// consecutive in b (a multiple of 8).
+// The 16 matrices' values for one kernel k (taps k[i][j]): G k G^T for stride 1, where G = [1 0 0; .5 .5
+// .5; .5 -.5 .5; 0 0 1]; for stride 2 the phases' (kPhaseWeight): F(2x2, 2x2)'s G g G^T of the taps (2i,
+// 2j), F(2, 2)'s G g of (2i, 1) and of (1, 2j), and the tap (1, 1), where G = [1 0; 1 1; 0 1].
+template <int kStride>
+OF_AVX2 inline void KernelPositions(const __m256 (&k)[3][3], __m256 (&u)[16]) {
+  if constexpr (kStride == 1) {
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 gk[4][3];  // G k
+    for (int j = 0; j < 3; ++j) {
+      gk[0][j] = k[0][j];
+      gk[1][j] = half * (k[0][j] + k[1][j] + k[2][j]);
+      gk[2][j] = half * (k[0][j] - k[1][j] + k[2][j]);
+      gk[3][j] = k[2][j];
+    }
+    for (int i = 0; i < 4; ++i) {  // (G k) G^T
+      u[4 * i + 0] = gk[i][0];
+      u[4 * i + 1] = half * (gk[i][0] + gk[i][1] + gk[i][2]);
+      u[4 * i + 2] = half * (gk[i][0] - gk[i][1] + gk[i][2]);
+      u[4 * i + 3] = gk[i][2];
+    }
+  } else {
+    __m256 gk[3][2];  // G g of the taps (2i, 2j), column by column
+    for (int j = 0; j < 2; ++j) {
+      const __m256 column[2] = {k[0][2 * j], k[2][2 * j]};
+      __m256 r[3];
+      Spread3(column, r);
+      for (int i = 0; i < 3; ++i) gk[i][j] = r[i];
+    }
+    for (int i = 0; i < 3; ++i) {
+      __m256 r[3];
+      Spread3(gk[i], r);
+      for (int j = 0; j < 3; ++j) u[3 * i + j] = r[j];
+    }
+    const __m256 rows[2] = {k[0][1], k[2][1]}, cols[2] = {k[1][0], k[1][2]};
+    __m256 r[3], c[3];
+    Spread3(rows, r);
+    Spread3(cols, c);
+    for (int i = 0; i < 3; ++i) {
+      u[9 + i] = r[i];
+      u[12 + i] = c[i];
+    }
+    u[15] = k[1][1];
+  }
+}
+
+// The inverse of KernelPositions' map for the weight gradient: taps[3 i + j] from the 16 matrices' values z:
+// G^T z G for stride 1 (G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1]); for stride 2 each phase's G^T (= [1 1
+// 0; 0 1 1]) of its positions' sums.
+template <int kStride>
+OF_AVX2 inline void KernelTaps(const __m256 (&z)[16], __m256 (&taps)[9]) {
+  if constexpr (kStride == 1) {
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 r[3][4];  // G^T z
+    for (int j = 0; j < 4; ++j) {
+      const __m256 mid = half * (z[4 + j] + z[8 + j]);
+      r[0][j] = z[j] + mid;
+      r[1][j] = half * (z[4 + j] - z[8 + j]);
+      r[2][j] = mid + z[12 + j];
+    }
+    for (int i = 0; i < 3; ++i) {  // (G^T z) G
+      const __m256 mid = half * (r[i][1] + r[i][2]);
+      taps[i * 3 + 0] = r[i][0] + mid;
+      taps[i * 3 + 1] = half * (r[i][1] - r[i][2]);
+      taps[i * 3 + 2] = mid + r[i][3];
+    }
+  } else {
+    __m256 s[2][3];  // G^T z of (even, even), column by column
+    for (int c = 0; c < 3; ++c) {
+      const __m256 column[3] = {z[c], z[3 + c], z[6 + c]};
+      __m256 r[2];
+      Out3(column, r);
+      s[0][c] = r[0];
+      s[1][c] = r[1];
+    }
+    for (int i = 0; i < 2; ++i) {
+      __m256 r[2];
+      Out3(s[i], r);
+      taps[6 * i] = r[0];
+      taps[6 * i + 2] = r[1];
+    }
+    const __m256 rows[3] = {z[9], z[10], z[11]}, cols[3] = {z[12], z[13], z[14]};
+    __m256 r[2], c[2];
+    Out3(rows, r);
+    Out3(cols, c);
+    taps[1] = r[0];
+    taps[7] = r[1];
+    taps[3] = c[0];
+    taps[5] = c[1];
+    taps[4] = z[15];
+  }
+}
+
+// u[16][a][b] (positions Stride(a, b) apart) = KernelPositions<kStride> of the kernels of weight (o, c, 3,
+// 3). Forward: (a, b) = (c, o) and the weight's kernel; backward data: (a, b) = (o, c) and the kernel
+// rotated by 180 degrees. Rows a in [begin, end), eight kernels at once, consecutive in b (a multiple of 8).
+template <int kStride>
 OF_AVX2 void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int64_t begin, int64_t end,
                               float* u) {
   const int64_t cols = backward_data ? c : o, position_stride = Stride(o, c);
   // Kernel (a, b) starts at weight + 9 * (a * c + b) (backward data) or 9 * (b * c + a) (forward).
   const int64_t lane_stride = backward_data ? 9 : 9 * c, row_stride = backward_data ? 9 * c : 9;
-  const __m256 half = _mm256_set1_ps(0.5f);
   for (int64_t a = begin; a < end; ++a) {
     for (int64_t b = 0; b < cols; b += 8) {
       __m256 taps[9];
@@ -323,54 +718,30 @@ OF_AVX2 void TransformWeights(const float* weight, int64_t o, int64_t c, bool ba
       for (int i = 0; i < 3; ++i) {
         for (int j = 0; j < 3; ++j) k[i][j] = taps[backward_data ? (2 - i) * 3 + 2 - j : i * 3 + j];
       }
-      __m256 gk[4][3];  // G k
-      for (int j = 0; j < 3; ++j) {
-        gk[0][j] = k[0][j];
-        gk[1][j] = _mm256_mul_ps(half, _mm256_add_ps(_mm256_add_ps(k[0][j], k[1][j]), k[2][j]));
-        gk[2][j] = _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(k[0][j], k[1][j]), k[2][j]));
-        gk[3][j] = k[2][j];
-      }
+      __m256 positions[kPositions];
+      KernelPositions<kStride>(k, positions);
       float* out = u + a * cols + b;
-      for (int i = 0; i < 4; ++i) {  // (G k) G^T
-        const __m256 row[4] = {
-            gk[i][0], _mm256_mul_ps(half, _mm256_add_ps(_mm256_add_ps(gk[i][0], gk[i][1]), gk[i][2])),
-            _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(gk[i][0], gk[i][1]), gk[i][2])), gk[i][2]};
-        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(out + (4 * i + j) * position_stride, row[j]);
-      }
+      for (int i = 0; i < kPositions; ++i) _mm256_storeu_ps(out + i * position_stride, positions[i]);
     }
   }
 }
 
-// weight (o, c, 3, 3) = G^T z G for z the sum of `parts` arrays z_p[16][c][o] (`part_stride` apart, their
-// positions Stride(c, o) apart), the weight gradient's inverse transform, where G^T = [1 .5 .5 0; 0 .5 -.5
-// 0; 0 .5 .5 1]. Eight kernels at once, consecutive in o (a multiple of 8), for the input channels ci in
-// [begin, end).
+// weight (o, c, 3, 3) = KernelTaps<kStride> of z, the sum of `parts` arrays z_p[16][c][o] (`part_stride`
+// apart, their positions Stride(c, o) apart): the weight gradient's inverse transform. Eight kernels at
+// once, consecutive in o (a multiple of 8), for the input channels ci in [begin, end).
+template <int kStride>
 OF_AVX2 void InverseTransformWeights(const float* z, int64_t parts, int64_t part_stride, int64_t o, int64_t c,
                                      int64_t begin, int64_t end, float* weight) {
-  const __m256 half = _mm256_set1_ps(0.5f);
   for (int64_t ci = begin; ci < end; ++ci) {
     for (int64_t oi = 0; oi < o; oi += 8) {
-      __m256 t[4][4];
-      for (int i = 0; i < 16; ++i) {
+      __m256 sums[kPositions];
+      for (int i = 0; i < kPositions; ++i) {
         const float* at = z + i * Stride(c, o) + ci * o + oi;
-        __m256 sum = _mm256_loadu_ps(at);
-        for (int64_t part = 1; part < parts; ++part) sum = _mm256_add_ps(sum, _mm256_loadu_ps(at + part * part_stride));
-        t[i / 4][i % 4] = sum;
+        sums[i] = _mm256_loadu_ps(at);
+        for (int64_t part = 1; part < parts; ++part) sums[i] += _mm256_loadu_ps(at + part * part_stride);
       }
-      __m256 r[3][4];  // G^T z
-      for (int j = 0; j < 4; ++j) {
-        const __m256 mid = _mm256_mul_ps(half, _mm256_add_ps(t[1][j], t[2][j]));
-        r[0][j] = _mm256_add_ps(t[0][j], mid);
-        r[1][j] = _mm256_mul_ps(half, _mm256_sub_ps(t[1][j], t[2][j]));
-        r[2][j] = _mm256_add_ps(mid, t[3][j]);
-      }
-      __m256 taps[9];  // (G^T z) G, tap by tap
-      for (int i = 0; i < 3; ++i) {
-        const __m256 mid = _mm256_mul_ps(half, _mm256_add_ps(r[i][1], r[i][2]));
-        taps[i * 3 + 0] = _mm256_add_ps(r[i][0], mid);
-        taps[i * 3 + 1] = _mm256_mul_ps(half, _mm256_sub_ps(r[i][1], r[i][2]));
-        taps[i * 3 + 2] = _mm256_add_ps(mid, r[i][3]);
-      }
+      __m256 taps[9];
+      KernelTaps<kStride>(sums, taps);
       StoreKernels(taps, 9 * c, weight + (oi * c + ci) * 9);
     }
   }
@@ -456,21 +827,39 @@ void MultiplyPanels(int64_t m, int64_t n, int64_t depth, const float* a, int64_t
   }
 }
 
+// The first of the positions of S that multiply weight matrix w, and how many do (consecutive ones).
+template <typename S>
+constexpr int FirstPosition(int w) {
+  int i = 0;
+  while (S::Weight(i) != w) ++i;
+  return i;
+}
+template <typename S>
+constexpr int PositionsOf(int w) {
+  int count = 0;
+  for (int i = 0; i < S::kTilePositions; ++i) count += S::Weight(i) == w;
+  return count;
+}
+
 // The kernels of one vector width, each a copy for its instruction set (Note [One kernel for two vector
-// widths]). Products: 6 x 16 results in 12 of AVX2's 16 registers; 12 x 32 in 24 of AVX-512's 32.
+// widths]), of the transforms of S. Products: 6 x 16 results in 12 of AVX2's 16 registers; 12 x 32 in 24 of
+// AVX-512's 32.
 #define OF_WINOGRAD_KERNELS(Name, Target, V, R)                                                                      \
   struct Name {                                                                                                      \
+    template <typename S>                                                                                            \
     static Target __attribute__((flatten)) void Input(const Pass& p, const float* in, int64_t t0, int64_t nt,        \
                                                       float* v) {                                                    \
-      TransformInput<V>(p, in, t0, nt, v);                                                                           \
+      TransformInput<V>(S{}, p, in, t0, nt, v);                                                                      \
     }                                                                                                                \
+    template <typename S>                                                                                            \
     static Target __attribute__((flatten)) void Output(const Pass& p, const float* m, int64_t t0, int64_t nt,        \
                                                        const float* bias, float* out) {                              \
-      TransformOutput<V>(p, m, t0, nt, bias, out);                                                                   \
+      TransformOutput<V>(S{}, p, m, t0, nt, bias, out);                                                              \
     }                                                                                                                \
+    template <typename S>                                                                                            \
     static Target __attribute__((flatten)) void OutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt,   \
                                                            float* w) {                                               \
-      TransformOutputGrad<V>(p, dy, t0, nt, w);                                                                      \
+      TransformOutputGrad<V>(S{}, p, dy, t0, nt, w);                                                                 \
     }                                                                                                                \
     template <bool Accumulate>                                                                                       \
     static Target __attribute__((flatten)) void Multiply(int64_t m, int64_t n, int64_t depth, const float* a,        \
@@ -498,42 +887,46 @@ bool WideVectors() {
 // ---- passes -----------------------------------------------------------------------------------------
 
 // TransformWeights over all rows, on the pool: u[16][a][b] as TransformWeights describes.
-std::unique_ptr<float[]> TransformedWeights(const float* weight, int64_t o, int64_t c, bool backward_data,
+std::unique_ptr<float[]> TransformedWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int stride,
                                             ThreadPool& pool) {
   std::unique_ptr<float[]> u(new float[kPositions * Stride(o, c)]);
   const int64_t rows = backward_data ? o : c, columns = backward_data ? c : o;
   pool.ParallelFor(rows, WeightRowsPerChunk(columns), [&](int64_t begin, int64_t end) {
-    TransformWeights(weight, o, c, backward_data, begin, end, u.get());
+    (stride == 1 ? TransformWeights<1> : TransformWeights<2>)(weight, o, c, backward_data, begin, end, u.get());
   });
   return u;
 }
 
-// out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias), on kernels K.
-template <typename K>
+// out = the convolution of `in` with transformed weights u[16][ci][co] (+ bias), on kernels K with the
+// transforms of S.
+template <typename K, typename S>
 void RunForward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
-  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, pool.num_threads()),
+  constexpr int kTilePositions = S::kTilePositions;
+  const int64_t tiles = p.tiles(), per_block = TilesPerBlock(p, kTilePositions, pool.num_threads()),
                 blocks = (tiles + per_block - 1) / per_block;
   pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, m_buffer;
-    float* v = Scratch(v_buffer, kPositions * Stride(per_block, p.ci));
-    float* m = Scratch(m_buffer, kPositions * Stride(per_block, p.co));
+    float* v = Scratch(v_buffer, kTilePositions * Stride(per_block, p.ci));
+    float* m = Scratch(m_buffer, kTilePositions * Stride(per_block, p.co));
     for (int64_t block = begin; block < end; ++block) {
       const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-      K::Input(p, in, t0, nt, v);
-      for (int xi = 0; xi < kPositions; ++xi) {
-        K::template Multiply<false>(nt, p.co, p.ci, v + xi * Stride(nt, p.ci), p.ci, 1, u + xi * Stride(p.ci, p.co),
-                                    m + xi * Stride(nt, p.co));
+      K::template Input<S>(p, in, t0, nt, v);
+      for (int w = 0; w < kPositions; ++w) {  // the rows of w's positions (one matrix) times w's matrix
+        const int first = FirstPosition<S>(w);
+        K::template Multiply<false>(PositionsOf<S>(w) * nt, p.co, p.ci, v + S::Offset(first, nt * p.ci), p.ci, 1,
+                                    u + w * Stride(p.ci, p.co), m + S::Offset(first, nt * p.co));
       }
-      K::Output(p, m, t0, nt, bias, out);
+      K::template Output<S>(p, m, t0, nt, bias, out);
     }
   });
 }
 
-// dw = the weight gradient, on kernels K.
-template <typename K>
+// dw = the weight gradient, on kernels K with the transforms of S.
+template <typename K, typename S>
 void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  constexpr int kTilePositions = S::kTilePositions;
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  const int64_t tiles = p.tiles(), per_block = WeightGradientTilesPerBlock(p, pool.num_threads()),
+  const int64_t tiles = p.tiles(), per_block = WeightGradientTilesPerBlock(p, kTilePositions, pool.num_threads()),
                 blocks = (tiles + per_block - 1) / per_block;
   // Each part sums its share of the blocks into its own z[16][c][o] (its first block overwrites it); the
   // inverse transform adds the parts in order.
@@ -541,57 +934,75 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
   const std::unique_ptr<float[]> z(new float[parts * z_size]);
   pool.ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> v_buffer, g_buffer;
-    float* v = Scratch(v_buffer, kPositions * Stride(per_block, p.ci));
-    float* g = Scratch(g_buffer, kPositions * Stride(per_block, p.co));
+    float* v = Scratch(v_buffer, kTilePositions * Stride(per_block, p.ci));
+    float* g = Scratch(g_buffer, kTilePositions * Stride(per_block, p.co));
     for (int64_t part = begin; part < end; ++part) {
       float* zp = z.get() + part * z_size;
       const int64_t first = blocks * part / parts;
       for (int64_t block = first; block < blocks * (part + 1) / parts; ++block) {
         const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-        K::Input(p, x, t0, nt, v);
-        K::OutputGrad(p, dy, t0, nt, g);
-        for (int xi = 0; xi < kPositions; ++xi) {  // z[xi] (c x o) (+)= v[xi]^T (c x nt) g[xi] (nt x o)
+        K::template Input<S>(p, x, t0, nt, v);
+        K::template OutputGrad<S>(p, dy, t0, nt, g);
+        for (int w = 0; w < kPositions; ++w) {  // z[w] (c x o) (+)= v[w's]^T (c x rows) g[w's] (rows x o)
+          const int first_position = FirstPosition<S>(w);
           const auto multiply = block == first ? K::template Multiply<false> : K::template Multiply<true>;
-          multiply(p.ci, p.co, nt, v + xi * Stride(nt, p.ci), 1, p.ci, g + xi * Stride(nt, p.co),
-                   zp + xi * Stride(p.ci, p.co));
+          multiply(p.ci, p.co, PositionsOf<S>(w) * nt, v + S::Offset(first_position, nt * p.ci), 1, p.ci,
+                   g + S::Offset(first_position, nt * p.co), zp + w * Stride(p.ci, p.co));
         }
       }
     }
   });
   pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
-    InverseTransformWeights(z.get(), parts, z_size, s.o, s.c, begin, end, dw);
+    (s.stride == 1 ? InverseTransformWeights<1> : InverseTransformWeights<2>)(z.get(), parts, z_size, s.o, s.c, begin,
+                                                                              end, dw);
   });
+}
+
+// The passes on the kernels of the CPU's vector width (WideVectors).
+template <typename S>
+void Forward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
+  (WideVectors() ? RunForward<Avx512Kernels, S> : RunForward<Avx2Kernels, S>)(p, in, u, bias, out, pool);
+}
+template <typename S>
+void BackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  (WideVectors() ? RunBackwardWeight<Avx512Kernels, S> : RunBackwardWeight<Avx2Kernels, S>)(s, x, dy, dw, pool);
 }
 
 }  // namespace
 
 bool WinogradRuns(const Winograd3x3& s) {
-  const int64_t pad_bottom = s.oh + 2 - s.h - s.pad_top, pad_right = s.ow + 2 - s.w - s.pad_left;
   const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
+  // Stride 1: the backward data pads by 2 - p at the end too.
+  const bool end_padding_ok =
+      s.stride == 2 || (padding_ok(s.oh + 2 - s.h - s.pad_top) && padding_ok(s.ow + 2 - s.w - s.pad_left));
   // Measured faster than oneDNN's direct kernels from 16 to 256 channels (bench/README.md). At 512
   // (ResNet-50's last stage, 7x7) they are slower: the 16 MiB of transformed weights (and of weight
   // gradient sums) outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles.
   const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 256; };
-  return HasAvx2Fma() && Setting() != "0" && channels_ok(s.c) && channels_ok(s.o) && padding_ok(s.pad_top) &&
-         padding_ok(s.pad_left) && padding_ok(pad_bottom) && padding_ok(pad_right) && s.n * s.oh * s.ow >= 64;
+  return HasAvx2Fma() && Setting() != "0" && (s.stride == 1 || s.stride == 2) && channels_ok(s.c) && channels_ok(s.o) &&
+         padding_ok(s.pad_top) && padding_ok(s.pad_left) && end_padding_ok && s.n * s.oh * s.ow >= 64;
 }
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool& pool) {
-  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, pool);
+  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, s.stride, pool);
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  (WideVectors() ? RunForward<Avx512Kernels> : RunForward<Avx2Kernels>)(p, x, u.get(), bias, y, pool);
+  (s.stride == 1 ? Forward<StrideOne> : Forward<StrideTwo>)(p, x, u.get(), bias, y, pool);
 }
 
 void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
-  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, pool);
+  const std::unique_ptr<float[]> u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, s.stride, pool);
+  if (s.stride == 2) {  // over dx's phases
+    const Pass p{s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, s.pad_top, s.pad_left, /*phases=*/true};
+    return Forward<StrideTwoTransposed>(p, dy, u.get(), nullptr, dx, pool);
+  }
   // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
   const Pass p{s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left};
-  (WideVectors() ? RunForward<Avx512Kernels> : RunForward<Avx2Kernels>)(p, dy, u.get(), nullptr, dx, pool);
+  Forward<StrideOne>(p, dy, u.get(), nullptr, dx, pool);
 }
 
 void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
-  (WideVectors() ? RunBackwardWeight<Avx512Kernels> : RunBackwardWeight<Avx2Kernels>)(s, x, dy, dw, pool);
+  (s.stride == 1 ? BackwardWeight<StrideOne> : BackwardWeight<StrideTwo>)(s, x, dy, dw, pool);
 }
 
 #else  // no AVX2 kernels on other architectures

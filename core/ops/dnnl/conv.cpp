@@ -336,14 +336,14 @@ void ConvBackwardDataRef(KernelContext& ctx);
 template <typename T>
 void ConvBackwardWeightRef(KernelContext& ctx);
 
-// The Winograd kernels' view of `g` if they run it (Note [Winograd convolutions]): 3x3, stride 1, one
-// group, channels last.
+// The Winograd kernels' view of `g` if they run it (Note [Winograd convolutions]): 3x3, stride 1 or 2
+// (Note [Winograd convolutions of stride 2]), one group, channels last.
 std::optional<cpu::Winograd3x3> WinogradOf(const ConvGeom& g) {
-  if (g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != 1 ||
-      g.win.stride[1] != 1 || g.win.dilation[0] != 1 || g.win.dilation[1] != 1) {
+  if (g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != g.win.stride[1] ||
+      g.win.dilation[0] != 1 || g.win.dilation[1] != 1) {
     return std::nullopt;
   }
-  const cpu::Winograd3x3 s{g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.win.padding[0], g.win.padding[1]};
+  const cpu::Winograd3x3 s{g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.win.padding[0], g.win.padding[1], g.win.stride[0]};
   if (!cpu::WinogradRuns(s)) return std::nullopt;
   return s;
 }
@@ -627,10 +627,10 @@ bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy,
 
 // Note [Weight gradients as products over patches]
 // oneDNN 2.6's weight-gradient primitive (jit:avx512_core) ran the 3x3 convolutions that the Winograd
-// kernels do not (stride 2; 512 channels) at 120-165 GFLOP/s on 2 threads of an AVX-512 EPYC, and its
-// result is reordered back from its blocked layout. dW = dY^T X_col over all positions ran ResNet-50's at
-// batch 4 in 4.4-5.0 against 4.6-7.9 ms per call (sgemm, 200+ GFLOP/s; at 56x56 images 5.0 against 6.1
-// ms), at batch 16 the same or faster but for the 512-channel stride-1 one (18 against 17 ms). The
+// kernels did not then (stride 2; 512 channels; now those of 512 channels) at 120-165 GFLOP/s on 2
+// threads of an AVX-512 EPYC, and its result is reordered back from its blocked layout. dW = dY^T X_col over all
+// positions ran ResNet-50's at batch 4 in 4.4-5.0 against 4.6-7.9 ms per call (sgemm, 200+ GFLOP/s; at 56x56 images 5.0
+// against 6.1 ms), at batch 16 the same or faster but for the 512-channel stride-1 one (18 against 17 ms). The
 // positions are taken in chunks whose patches fill about kPatchBytes (their sums added up by sgemm's
 // beta), which stay in the last-level cache between the copy and the product and bound the buffer. Not
 // for weights of fewer than kManyWeights elements over many positions: few outputs, each a long sum, which
