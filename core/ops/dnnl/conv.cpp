@@ -402,8 +402,9 @@ void CheckSgemm(dnnl_status_t status) {
 // W^T above), no faster there. (The weight gradient and the backward data on the matmul too, over as many
 // positions: within the noise at batch 4, the weight gradient 0.5 ms slower at batch 1.)
 
-// Whether oneDNN's sgemm runs on AVX-512 (it follows the CPU, or ONEDNN_MAX_CPU_ISA).
-bool SgemmOnAvx512() {
+// Whether oneDNN runs AVX-512 kernels, its sgemm and matmul included (it follows the CPU, or
+// ONEDNN_MAX_CPU_ISA).
+bool OneDnnOnAvx512() {
   static const bool avx512 = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
                avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
@@ -546,7 +547,7 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   const float* dy = ctx.in(1).data<float>();
   float* dw = ctx.out(0).data<float>();
   PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  if (g.o <= g.c || SgemmOnAvx512()) {
+  if (g.o <= g.c || OneDnnOnAvx512()) {
     CheckSgemm(dnnl_sgemm('T', 'N', g.o, g.c, p, 1.0f, dy, g.o, x, g.c, 0.0f, dw, g.c));
     return true;
   }
@@ -563,7 +564,7 @@ constexpr int64_t kMatmulPositions = 1024;
 // the positions, the weight (o, c) read transposed. x is (P x c).
 bool OneByOneMatmulForward(KernelContext& ctx, const ConvGeom& g, const void* x, bool bias) {
   const int64_t p = g.n * g.oh * g.ow;
-  if (!DenseOneByOne(g) || p > kMatmulPositions || !SgemmOnAvx512()) return false;
+  if (!DenseOneByOne(g) || p > kMatmulPositions || !OneDnnOnAvx512()) return false;
   // X row-major, W^T with W's rows as its columns; no batch dims.
   const GemmPlan plan{.m = p, .k = g.c, .n = g.o, .a_rs = g.c, .a_cs = 1, .b_rs = 1, .b_cs = g.c};
   const TensorPtr w = ContiguousInput(ctx, 1), b = bias ? ContiguousInput(ctx, 2) : TensorPtr();
