@@ -226,6 +226,24 @@ struct OutputTile {
   }
 };
 
+// Calls fn(out, g) for each tile t of [t0, t0 + nt) and each vector of channels from k: g its 2 x 2 output
+// gradients there (zero outside the output), out = w + t * co + k, where the transform stores them. fn is
+// always_inline (ForEachVector's reason).
+template <typename V, typename Fn>
+[[gnu::always_inline]] inline void ForEachOutputGradTile(const Pass& p, const float* dy, int64_t t0, int64_t nt,
+                                                         float* w, Fn&& fn) {
+  TileAt at = Locate(p, t0);
+  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
+    const OutputTile tile(p, at);
+    ForEachVector<V>(
+        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
+          typename decltype(lanes)::type g[2][2];
+          tile.Load(dy, k, g);
+          fn(w + t * p.co + k, g);
+        });
+  }
+}
+
 // v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
 template <typename V>
@@ -294,30 +312,23 @@ void TransformOutput(StrideOne, const Pass& p, const float* m, int64_t t0, int64
 template <typename V>
 void TransformOutputGrad(StrideOne, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
   const int64_t position_stride = Stride(nt, p.co);
-  TileAt at = Locate(p, t0);
-  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
-    const OutputTile tile(p, at);
-    ForEachVector<V>(
-        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
-          using W = typename decltype(lanes)::type;
-          W g[2][2];
-          tile.Load(dy, k, g);
-          W e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
-          for (int j = 0; j < 2; ++j) {
-            e[0][j] = g[0][j];
-            e[1][j] = g[0][j] + g[1][j];
-            e[2][j] = g[0][j] - g[1][j];
-            e[3][j] = -g[1][j];
-          }
-          float* out = w + t * p.co + k;
-          for (int i = 0; i < 4; ++i) {  // (A g) A^T
-            Store(out + (4 * i + 0) * position_stride, e[i][0]);
-            Store(out + (4 * i + 1) * position_stride, e[i][0] + e[i][1]);
-            Store(out + (4 * i + 2) * position_stride, e[i][0] - e[i][1]);
-            Store(out + (4 * i + 3) * position_stride, -e[i][1]);
-          }
-        });
-  }
+  ForEachOutputGradTile<V>(
+      p, dy, t0, nt, w, [&](float* out, const auto& g) __attribute__((always_inline)) {
+        using W = std::remove_cvref_t<decltype(g[0][0])>;
+        W e[4][2];  // A g, A = [1 0; 1 1; 1 -1; 0 -1]
+        for (int j = 0; j < 2; ++j) {
+          e[0][j] = g[0][j];
+          e[1][j] = g[0][j] + g[1][j];
+          e[2][j] = g[0][j] - g[1][j];
+          e[3][j] = -g[1][j];
+        }
+        for (int i = 0; i < 4; ++i) {  // (A g) A^T
+          Store(out + (4 * i + 0) * position_stride, e[i][0]);
+          Store(out + (4 * i + 1) * position_stride, e[i][0] + e[i][1]);
+          Store(out + (4 * i + 2) * position_stride, e[i][0] - e[i][1]);
+          Store(out + (4 * i + 3) * position_stride, -e[i][1]);
+        }
+      });
 }
 
 // ---- transforms of stride 2 (Note [Winograd convolutions of stride 2]) -------------------------------
@@ -463,36 +474,29 @@ void TransformOutput(StrideTwo, const Pass& p, const float* m, int64_t t0, int64
 template <typename V>
 void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
   const int64_t plane = nt * p.co;
-  TileAt at = Locate(p, t0);
-  for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
-    const OutputTile tile(p, at);
-    ForEachVector<V>(
-        p.co, [&](int64_t k, auto lanes) __attribute__((always_inline)) {
-          using W = typename decltype(lanes)::type;
-          W g[2][2];
-          tile.Load(dy, k, g);
-          float* out = w + t * p.co + k;
-          W e[3][2];  // A g, column by column: (even, odd)'s positions, and (even, even)'s before A^T
-          for (int j = 0; j < 2; ++j) {
-            const W column[2] = {g[0][j], g[1][j]};
-            W r[3];
-            Spread3(column, r);
-            for (int i = 0; i < 3; ++i) e[i][j] = r[i];
-          }
-          for (int i = 0; i < 3; ++i) {
-            W r[3];
-            Spread3(e[i], r);
-            for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * i + c, plane), r[c]);
-            for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(9 + 2 * i + j, plane), e[i][j]);
-          }
-          for (int i = 0; i < 2; ++i) {
-            W r[3];
-            Spread3(g[i], r);
-            for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(15 + 2 * c + i, plane), r[c]);
-            for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(21 + 2 * i + j, plane), g[i][j]);
-          }
-        });
-  }
+  ForEachOutputGradTile<V>(
+      p, dy, t0, nt, w, [&](float* out, const auto& g) __attribute__((always_inline)) {
+        using W = std::remove_cvref_t<decltype(g[0][0])>;
+        W e[3][2];  // A g, column by column: (even, odd)'s positions, and (even, even)'s before A^T
+        for (int j = 0; j < 2; ++j) {
+          const W column[2] = {g[0][j], g[1][j]};
+          W r[3];
+          Spread3(column, r);
+          for (int i = 0; i < 3; ++i) e[i][j] = r[i];
+        }
+        for (int i = 0; i < 3; ++i) {
+          W r[3];
+          Spread3(e[i], r);
+          for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * i + c, plane), r[c]);
+          for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(9 + 2 * i + j, plane), e[i][j]);
+        }
+        for (int i = 0; i < 2; ++i) {
+          W r[3];
+          Spread3(g[i], r);
+          for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(15 + 2 * c + i, plane), r[c]);
+          for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(21 + 2 * i + j, plane), g[i][j]);
+        }
+      });
 }
 
 // The backward data of a stride-2 convolution (p.phases: `in` = dy, `out` = dx). Along each axis, dx's row
