@@ -353,6 +353,36 @@ template <typename T>
   w[1] = g[0] + g[1];
   w[2] = g[1];
 }
+// u[3 i + c] = A g A^T (Spread3 along both axes) of the 2 x 2 values g, and e = A g on the way: F(2x2,
+// 2x2)'s kernel positions from its taps, and its output gradients' positions.
+template <typename T>
+[[gnu::always_inline]] inline void Spread2x2(const T (&g)[2][2], T (&e)[3][2], T* u) {
+  for (int j = 0; j < 2; ++j) {  // A g, column by column
+    const T column[2] = {g[0][j], g[1][j]};
+    T r[3];
+    Spread3(column, r);
+    for (int i = 0; i < 3; ++i) e[i][j] = r[i];
+  }
+  for (int i = 0; i < 3; ++i) {  // (A g) A^T, row by row
+    T r[3];
+    Spread3(e[i], r);
+    for (int c = 0; c < 3; ++c) u[3 * i + c] = r[c];
+  }
+}
+// y = A^T m A (Out3 along both axes) of the 3 x 3 values m[3 r + c]: F(2x2, 2x2)'s outputs from its
+// positions, and its kernel's 2 x 2 taps from the weight gradient's sums.
+template <typename T>
+[[gnu::always_inline]] inline void Out3x3(const T* m, T (&y)[2][2]) {
+  T s[2][3];  // A^T m, column by column
+  for (int c = 0; c < 3; ++c) {
+    const T column[3] = {m[c], m[3 + c], m[6 + c]};
+    T r[2];
+    Out3(column, r);
+    s[0][c] = r[0];
+    s[1][c] = r[1];
+  }
+  for (int i = 0; i < 2; ++i) Out3(s[i], y[i]);
+}
 
 // Stores the 25 positions of one tile, position i at out + PhaseOffset(i, plane), from its four phases'
 // inputs: ee (3 x 3, even rows and columns), eo (3 x 2), oe (2 x 3) and oo (2 x 2).
@@ -393,15 +423,7 @@ template <typename W>
 [[gnu::always_inline]] inline void LoadPhaseOutputs(const float* in, int64_t plane, W (&y)[4][2][2]) {
   W m[kPhasePositions];
   for (int i = 0; i < kPhasePositions; ++i) Load(m[i], in + PhaseOffset(i, plane));
-  W s[2][3];  // A^T m of (even, even), column by column
-  for (int c = 0; c < 3; ++c) {
-    const W column[3] = {m[c], m[3 + c], m[6 + c]};
-    W r[2];
-    Out3(column, r);
-    s[0][c] = r[0];
-    s[1][c] = r[1];
-  }
-  for (int i = 0; i < 2; ++i) Out3(s[i], y[0][i]);
+  Out3x3(m, y[0]);
   for (int j = 0; j < 2; ++j) {
     const W column[3] = {m[9 + j], m[11 + j], m[13 + j]};
     W r[2];
@@ -477,17 +499,10 @@ void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, 
   ForEachOutputGradTile<V>(
       p, dy, t0, nt, w, [&](float* out, const auto& g) __attribute__((always_inline)) {
         using W = std::remove_cvref_t<decltype(g[0][0])>;
-        W e[3][2];  // A g, column by column: (even, odd)'s positions, and (even, even)'s before A^T
-        for (int j = 0; j < 2; ++j) {
-          const W column[2] = {g[0][j], g[1][j]};
-          W r[3];
-          Spread3(column, r);
-          for (int i = 0; i < 3; ++i) e[i][j] = r[i];
-        }
+        W e[3][2], ee[9];  // A g: (even, odd)'s positions; A g A^T: (even, even)'s
+        Spread2x2(g, e, ee);
         for (int i = 0; i < 3; ++i) {
-          W r[3];
-          Spread3(e[i], r);
-          for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * i + c, plane), r[c]);
+          for (int c = 0; c < 3; ++c) Store(out + PhaseOffset(3 * i + c, plane), ee[3 * i + c]);
           for (int j = 0; j < 2; ++j) Store(out + PhaseOffset(9 + 2 * i + j, plane), e[i][j]);
         }
         for (int i = 0; i < 2; ++i) {
@@ -634,18 +649,9 @@ OF_AVX2 inline void KernelPositions(const __m256 (&k)[3][3], __m256 (&u)[16]) {
       u[4 * i + 3] = gk[i][2];
     }
   } else {
-    __m256 gk[3][2];  // G g of the taps (2i, 2j), column by column
-    for (int j = 0; j < 2; ++j) {
-      const __m256 column[2] = {k[0][2 * j], k[2][2 * j]};
-      __m256 r[3];
-      Spread3(column, r);
-      for (int i = 0; i < 3; ++i) gk[i][j] = r[i];
-    }
-    for (int i = 0; i < 3; ++i) {
-      __m256 r[3];
-      Spread3(gk[i], r);
-      for (int j = 0; j < 3; ++j) u[3 * i + j] = r[j];
-    }
+    const __m256 even[2][2] = {{k[0][0], k[0][2]}, {k[2][0], k[2][2]}};  // the taps (2i, 2j)
+    __m256 gk[3][2];
+    Spread2x2(even, gk, u);  // G g G^T into u[0..8]
     const __m256 rows[2] = {k[0][1], k[2][1]}, cols[2] = {k[1][0], k[1][2]};
     __m256 r[3], c[3];
     Spread3(rows, r);
@@ -679,19 +685,10 @@ OF_AVX2 inline void KernelTaps(const __m256 (&z)[16], __m256 (&taps)[9]) {
       taps[i * 3 + 2] = mid + r[i][3];
     }
   } else {
-    __m256 s[2][3];  // G^T z of (even, even), column by column
-    for (int c = 0; c < 3; ++c) {
-      const __m256 column[3] = {z[c], z[3 + c], z[6 + c]};
-      __m256 r[2];
-      Out3(column, r);
-      s[0][c] = r[0];
-      s[1][c] = r[1];
-    }
+    __m256 even[2][2];  // G^T z G of (even, even): the taps (2i, 2j)
+    Out3x3(z, even);
     for (int i = 0; i < 2; ++i) {
-      __m256 r[2];
-      Out3(s[i], r);
-      taps[6 * i] = r[0];
-      taps[6 * i + 2] = r[1];
+      for (int j = 0; j < 2; ++j) taps[6 * i + 2 * j] = even[i][j];
     }
     const __m256 rows[3] = {z[9], z[10], z[11]}, cols[3] = {z[12], z[13], z[14]};
     __m256 r[2], c[2];
