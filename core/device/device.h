@@ -41,7 +41,7 @@ struct AllocatorStats {
   size_t peak_reserved = 0;
   size_t cached = 0;                // of reserved, the bytes in no allocation, reusable without the device
   uint64_t allocations = 0;         // successful Allocate calls
-  uint64_t device_allocations = 0;  // of which needed memory from the device (cudaMalloc, aligned_alloc)
+  uint64_t device_allocations = 0;  // of which needed memory from the device (cudaMalloc, aligned_alloc, mmap)
   uint64_t device_frees = 0;        // memory given back to the device
   uint64_t out_of_memory = 0;       // Allocate calls that failed with ResourceExhausted
 };

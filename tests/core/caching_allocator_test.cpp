@@ -3,16 +3,19 @@
 // are checked without a GPU.
 #include "core/device/caching_allocator.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/core/test_util.h"
 
@@ -265,6 +268,53 @@ TEST(CachingAllocator, CpuAllocatorStatsFollowItsAllocations) {
   s = cpu.stats();
   EXPECT_EQ(s.in_use, before.in_use);
   EXPECT_EQ(s.cached, 0u);
+}
+
+// The VmFlags of the mapping of this process that holds `p` ("" where none does), from /proc/self/smaps.
+std::string VmFlagsAt(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> start >> dash >> end && dash == '-' && line.find(' ') != std::string::npos &&
+        line.find(':') > line.find(' ')) {
+      inside = start <= address && address < end;  // a mapping's first line: "start-end perms ..."
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8);
+    }
+  }
+  return "";
+}
+
+// Note [Huge pages for large host blocks]: CPU blocks of 64 MiB and more are mappings of their own,
+// aligned to the huge page size and advised huge pages (VmFlags "hg"), given back to the OS when freed;
+// smaller ones are not advised.
+TEST(CachingAllocator, CpuBlocksOf64MiBAreAdvisedHugePages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizer builds take every block from aligned_alloc";
+#endif
+  std::ifstream pmd("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+  size_t huge_page = 0;
+  if (!(pmd >> huge_page)) GTEST_SKIP() << "no transparent huge pages on this machine";
+  Allocator& cpu = GetBackend(Device::CPU()).allocator();
+  const size_t large = 64 * kMiB + 1;  // its size class is 72 MiB
+  char* block = static_cast<char*>(cpu.Allocate(large));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % huge_page, 0u);
+  block[0] = 1;
+  block[large - 1] = 2;  // the whole block is writable
+  EXPECT_EQ(block[0] + block[large - 1], 3);
+  const std::string flags = VmFlagsAt(block);
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << "VmFlags:" << flags;
+  EXPECT_EQ(VmFlagsAt(block + large - 1), flags);  // one mapping
+  void* small = cpu.Allocate(kMiB);
+  EXPECT_EQ(VmFlagsAt(small).find(" hg"), std::string::npos);
+  cpu.Deallocate(small, kMiB);
+  cpu.Deallocate(block, large);
+  cpu.EmptyCache();
+  EXPECT_EQ(VmFlagsAt(block), "");  // unmapped
 }
 
 }  // namespace
