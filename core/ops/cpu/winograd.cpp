@@ -100,6 +100,7 @@ struct ScratchBuffer {
   float* Get(int64_t floats) {
     if (size < floats) {
       data.reset();  // the old buffer goes first: both at once could exhaust memory
+      size = 0;      // (and none is left if the new one cannot be had)
       data = NewAlignedFloats(floats);
       size = floats;
     }
