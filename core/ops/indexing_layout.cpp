@@ -1,9 +1,9 @@
 // Layout ops of the indexing family: tril, triu, flip, roll, repeat and the strided slice.
 //
-// flip, roll and repeat are one kernel (RemapKernel): each output coordinate c along dim d reads the
-// input's coordinate table[d][c], a per-dim table computed from the attributes (flip: size-1-c, roll:
-// (c - shift) mod size, repeat: c mod size), so rows along the last dim are a gather (or a memcpy where
-// the last dim's table is the identity). Elements move as bits: every dtype.
+// flip, roll and repeat are one kernel (Remap): each output coordinate c along dim d reads the input's
+// coordinate table[d][c], a per-dim table computed from the attributes (flip: size-1-c, roll: (c - shift)
+// mod size, repeat: c mod size, stored as its period 0 .. size-1), so rows along the last dim are a gather
+// (or a memcpy where the last dim's table is the identity). Elements move as bits: every dtype.
 // slice is a view for positive steps; a negative step copies through a view with a negative stride
 // that never escapes the kernel (CopyStrided takes signed strides).
 #include <algorithm>
@@ -84,10 +84,13 @@ std::vector<int64_t> NormalizeDims(const std::vector<int64_t>& dims, int64_t ndi
   return out;
 }
 
-// Per output dim, the input coordinate of each output coordinate; an empty table is the identity.
+// Per output dim, the input coordinate of each output coordinate; an empty table is the identity, and a
+// table shorter than the output's dim repeats (repeat's: the input's coordinates, once per tile), so that
+// no table is longer than a dim of x. Kernels build them only for a non-empty output: the dims of an
+// empty tensor may be as large as int64 allows.
 using Tables = std::vector<std::vector<int64_t>>;
 
-// out (contiguous) [c] = x (contiguous, shape `in`, of out's rank) [table[d][c_d]].
+// out (contiguous) [c] = x (contiguous, shape `in`, of out's rank) [table[d][c_d mod its length]].
 void Remap(const Tensor& x, const Shape& in, const Tensor& out, const Tables& tables, ThreadPool& pool) {
   const int64_t nd = out.ndim();
   if (out.numel() == 0) return;
@@ -109,14 +112,18 @@ void Remap(const Tensor& x, const Shape& in, const Tensor& out, const Tables& ta
           const int64_t size = out.shape()[d].value(), c = rem % size;
           rem /= size;
           const std::vector<int64_t>& t = tables[static_cast<size_t>(d)];
-          base += (t.empty() ? c : t[static_cast<size_t>(c)]) * strides[static_cast<size_t>(d)];
+          base += (t.empty() ? c : t[static_cast<size_t>(c) % t.size()]) * strides[static_cast<size_t>(d)];
         }
         const U* s = px + base;
         U* o = po + r * cols;
         if (last.empty()) {
           std::memcpy(o, s, static_cast<size_t>(cols) * sizeof(U));
-        } else {
-          for (int64_t c = 0; c < cols; ++c) o[c] = s[last[static_cast<size_t>(c)]];
+          continue;
+        }
+        const int64_t period = static_cast<int64_t>(last.size());
+        for (int64_t c0 = 0; c0 < cols; c0 += period) {  // the last dim's table, once per period
+          const int64_t n = std::min(period, cols - c0);
+          for (int64_t c = 0; c < n; ++c) o[c0 + c] = s[last[static_cast<size_t>(c)]];
         }
       }
     });
@@ -129,11 +136,13 @@ std::vector<TensorMeta> InferFlip(std::span<const TensorMeta> in, const Attrs& a
 }
 void FlipKernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
   Tables tables(static_cast<size_t>(x.ndim()));
   for (int64_t d : NormalizeDims(ctx.attrs.Ints("dims"), x.ndim(), "dims")) {
     const int64_t size = x.shape()[d].value();
     std::vector<int64_t>& t = tables[static_cast<size_t>(d)];
-    for (int64_t c = 0; c < size; ++c) t.push_back(size - 1 - c);
+    t.resize(static_cast<size_t>(size));
+    for (int64_t c = 0; c < size; ++c) t[static_cast<size_t>(c)] = size - 1 - c;
   }
   Remap(x, x.shape(), ctx.out(0), tables, ctx.pool);
 }
@@ -227,14 +236,16 @@ std::vector<TensorMeta> InferRepeat(std::span<const TensorMeta> in, const Attrs&
 void RepeatKernel(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &out = ctx.out(0);
   const int64_t lead = out.ndim() - x.ndim();
+  if (out.numel() == 0) return;
   Shape in;
   for (int64_t d = 0; d < out.ndim(); ++d) in.push_back(d < lead ? Dim(1) : x.shape()[d - lead]);
   Tables tables(static_cast<size_t>(out.ndim()));
   for (int64_t d = 0; d < out.ndim(); ++d) {
-    const int64_t size = in[d].value(), n = out.shape()[d].value();
-    if (size == n) continue;
-    std::vector<int64_t>& t = tables[static_cast<size_t>(d)];
-    for (int64_t c = 0; c < n; ++c) t.push_back(c % size);
+    const int64_t size = in[d].value();
+    if (size == out.shape()[d].value()) continue;
+    std::vector<int64_t>& t = tables[static_cast<size_t>(d)];  // x's coordinates, repeated (Tables)
+    t.resize(static_cast<size_t>(size));
+    std::iota(t.begin(), t.end(), int64_t{0});
   }
   Remap(x, in, out, tables, ctx.pool);
 }

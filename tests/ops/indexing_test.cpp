@@ -588,6 +588,9 @@ TEST(Flip, ReversesDimsForEveryDType) {
       ExpectTensorNear(ops::Flip(x, dims), dt, shape, want, 0, 0);
     }
     ExpectTensorNear(ops::Flip(RandomTensor(dt, Shape{0, 2}), {0}), dt, Shape{0, 2}, {}, 0, 0);
+    // An empty tensor's other dims may be as large as int64 allows: nothing is built for them.
+    const Shape vast{0, int64_t{1} << 40};
+    ExpectTensorNear(ops::Flip(RandomTensor(dt, vast), {1}), dt, vast, {}, 0, 0);
     const TensorPtr s = RandomTensor(dt, Shape{});
     ExpectTensorNear(ops::Flip(s, {}), dt, Shape{}, ToDoubles(s), 0, 0);
     MarkCovered("flip", dt);
@@ -640,7 +643,9 @@ TEST(Repeat, TilesWithLeadingDimsForEveryDType) {
   for (Symbol<DType> dt : AllDTypes()) {
     SCOPED_TRACE(dt->name());
     const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
-        {Shape{2, 3}, {2, 2}}, {Shape{3}, {2, 1, 3}}, {Shape{2, 3}, {1, 1}}, {Shape{}, {4}}, {Shape{2, 3}, {0, 2}}, {Shape{}, {}}};
+        {Shape{2, 3}, {2, 2}},   {Shape{3}, {2, 1, 3}}, {Shape{2, 3}, {1, 1}},       {Shape{}, {4}},
+        {Shape{2, 3}, {0, 2}},   {Shape{}, {}},         {Shape{2, 1, 3}, {3, 5, 1}}, {Shape{3, 2}, {1, 3, 1}},
+        {Shape{1, 2}, {4, 1000}}};
     for (const auto& [shape, repeats] : cases) {
       const TensorPtr x = NonContiguous(RandomTensor(dt, shape));
       const int64_t lead = static_cast<int64_t>(repeats.size()) - shape.ndim();
@@ -655,6 +660,14 @@ TEST(Repeat, TilesWithLeadingDimsForEveryDType) {
       });
       ExpectTensorNear(ops::Repeat(x, repeats), dt, out, want, 0, 0);
     }
+    // An empty result whose other dims are as large as int64 allows (the fuzzer's finding: a table of
+    // 2^26 coordinates for a dim of an empty output ran the host out of memory).
+    ExpectTensorNear(ops::Repeat(RandomTensor(dt, Shape{0, 1}), {1, int64_t{1} << 40}), dt, Shape{0, int64_t{1} << 40},
+                     {}, 0, 0);
+    ExpectTensorNear(ops::Repeat(RandomTensor(dt, Shape{2, 0}), {int64_t{1} << 40, 3}), dt, Shape{int64_t{1} << 41, 0},
+                     {}, 0, 0);
+    ExpectTensorNear(ops::Repeat(RandomTensor(dt, Shape{0, int64_t{1} << 40}), {1, 2}), dt, Shape{0, int64_t{1} << 41},
+                     {}, 0, 0);
     MarkCovered("repeat", dt);
   }
   ExpectGradientsMatch([](const auto& in) { return ops::Repeat(in[0], {2, 1, 3}); }, {Leaf({2, 2})});
