@@ -628,16 +628,16 @@ bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy,
 
 // Note [Weight gradients as products over patches]
 // oneDNN 2.6's weight-gradient primitive (jit:avx512_core) ran the 3x3 convolutions that the Winograd
-// kernels did not then (stride 2; 512 channels; now those of 512 channels) at 120-165 GFLOP/s on 2
-// threads of an AVX-512 EPYC, and its result is reordered back from its blocked layout. dW = dY^T X_col over all
-// positions ran ResNet-50's at batch 4 in 4.4-5.0 against 4.6-7.9 ms per call (sgemm, 200+ GFLOP/s; at 56x56 images 5.0
-// against 6.1 ms), at batch 16 the same or faster but for the 512-channel stride-1 one (18 against 17 ms). The
-// positions are taken in chunks whose patches fill about kPatchBytes (their sums added up by sgemm's
-// beta), which stay in the last-level cache between the copy and the product and bound the buffer. Not
-// for weights of fewer than kManyWeights elements over many positions: few outputs, each a long sum, which
-// sgemm splits poorly between threads; ResNet's stem (64 x 3 x 7 x 7, 12544 positions at batch 4) took 12.5
-// against 5.3 ms, the main job's 64 x 32 x 3 x 3 of stride 2 (3136 positions) 1.0-1.2 against 0.73 ms.
-// (ResNet-18's 128 x 64 x 3 x 3 of stride 2: the same.)
+// kernels do not (512 channels; stride 2 too, before Note [Winograd convolutions of stride 2]) at 120-165
+// GFLOP/s on 2 threads of an AVX-512 EPYC, and its result is reordered back from its blocked layout. dW =
+// dY^T X_col over all positions ran ResNet-50's at batch 4 in 4.4-5.0 against 4.6-7.9 ms per call (sgemm,
+// 200+ GFLOP/s; at 56x56 images 5.0 against 6.1 ms), at batch 16 the same or faster but for the
+// 512-channel stride-1 one (18 against 17 ms). The positions are taken in chunks whose patches fill about
+// kPatchBytes (their sums added up by sgemm's beta), which stay in the last-level cache between the copy
+// and the product and bound the buffer. Not for weights of fewer than kManyWeights elements over many
+// positions: few outputs, each a long sum, which sgemm splits poorly between threads; ResNet's stem (64 x
+// 3 x 7 x 7, 12544 positions at batch 4) took 12.5 against 5.3 ms, the main job's 64 x 32 x 3 x 3 of
+// stride 2 (3136 positions) 1.0-1.2 against 0.73 ms. (ResNet-18's 128 x 64 x 3 x 3 of stride 2: the same.)
 constexpr int64_t kManyWeights = int64_t{1} << 16;
 constexpr size_t kPatchBytes = size_t{8} << 20;
 
