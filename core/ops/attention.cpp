@@ -15,18 +15,11 @@
 #include <limits>
 #include <type_traits>
 
-#include <oneapi/dnnl/dnnl.h>
-
 #include "core/common/philox.h"
 #include "core/op/dispatch.h"
 #include "core/ops/cpu/in_float32.h"
+#include "core/ops/dnnl/sgemm.h"
 #include "core/ops/register.h"
-
-// libgomp's thread count (weak: libdnnl loads libgomp), as core/ops/dnnl/dnnl_common.cpp.
-extern "C" {
-__attribute__((weak)) void omp_set_num_threads(int);
-__attribute__((weak)) int omp_get_max_threads(void);
-}
 
 namespace oneflow {
 namespace {
@@ -244,13 +237,7 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
     }
     return;
   }
-  // libgomp (loaded by libdnnl, see core/ops/dnnl/dnnl_common.cpp) sizes oneDNN's threads per calling
-  // thread; the next oneDNN primitive call on this thread sets its own count again.
-  if (omp_get_max_threads != nullptr && omp_set_num_threads != nullptr && omp_get_max_threads() != 1) {
-    omp_set_num_threads(1);
-  }
-  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
+  dnnl_util::SgemmAlone(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

@@ -329,6 +329,19 @@ TEST(Conv2d, Gradients) {
                        {leaf(k.weight_shape())});
 }
 
+// The 1x1 products over many positions on the pool's threads (Note [Products on the pool's threads]): the
+// backward data (4096 x 16 x 32) in shares of dx's rows, the weight gradient (32 x 16 over 4096 positions)
+// in shares of the positions, each summed apart and added after (on AVX2, ops.convolutions_on_avx2, the
+// transposed product dW^T, 16 x 32); on 1, 2 and 3 threads (uneven shares).
+TEST(Conv2d, OneByOneProductsInThreadSharesMatchDirectLoops) {
+  for (int32_t threads : {1, 2, 3}) {
+    SCOPED_TRACE(fmt::format("{} threads", threads));
+    Session session(SessionOptions{.num_threads = threads});
+    SessionScope scope(session);
+    CheckBackward({{4, 16, 32, 32}, 32, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false}, DType::Float32());
+  }
+}
+
 // Primitives are cached per thread count, buffers per thread: other thread counts and concurrent
 // callers get the same results.
 TEST(Conv2d, ThreadCountsAndConcurrentCallers) {

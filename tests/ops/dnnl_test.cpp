@@ -2,8 +2,10 @@
 // (conv2d: dnnl_conv_test.cpp; batch_norm: dnnl_norm_test.cpp; pooling: dnnl_pool_test.cpp.)
 #include <thread>
 
+#include "core/device/thread_pool.h"
 #include "core/op/dispatch.h"
 #include "core/ops/dnnl/dnnl_common.h"
+#include "core/ops/dnnl/sgemm.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -452,6 +454,63 @@ TEST(Matmul, ThreadCountsAndConcurrentCallers) {
     });
   }
   for (std::thread& t : callers) t.join();
+}
+
+// Note [Products on the pool's threads]: PoolSgemm's shares of C's rows, of its columns and of the depth
+// (each at least 2^19 multiply-adds: these sizes split at 2 and 3 threads), and a product too small to
+// share, with either operand transposed, beta 0 and 1, operands and C wider than their rows (lda, ldb,
+// ldc), on 1 to 3 threads and from inside the pool's ParallelFor (the shares then run one after the
+// other), against float64 loops; C's columns past n are left as they were.
+TEST(PoolSgemm, SharesOfRowsColumnsAndDepthMatchLoops) {
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (const Case& s : {Case{1024, 40, 48}, Case{40, 1024, 48}, Case{48, 40, 2048}, Case{7, 5, 3}}) {
+    for (const char ta : {'N', 'T'}) {
+      for (const char tb : {'N', 'T'}) {
+        for (const float beta : {0.0f, 1.0f}) {
+          SCOPED_TRACE(fmt::format("m {} n {} k {} {}{} beta {}", s.m, s.n, s.k, ta, tb, beta));
+          const int64_t lda = (ta == 'N' ? s.k : s.m) + 3, ldb = (tb == 'N' ? s.n : s.k) + 5, ldc = s.n + 2;
+          const std::vector<double> av = ToDoubles(RandomTensor(DType::Float32(), {ta == 'N' ? s.m : s.k, lda}));
+          const std::vector<double> bv = ToDoubles(RandomTensor(DType::Float32(), {tb == 'N' ? s.k : s.n, ldb}));
+          const std::vector<double> cv = ToDoubles(RandomTensor(DType::Float32(), {s.m, ldc}));
+          std::vector<double> want = cv;
+          for (int64_t i = 0; i < s.m; ++i) {
+            for (int64_t j = 0; j < s.n; ++j) {
+              double sum = beta * cv[static_cast<size_t>(i * ldc + j)];
+              for (int64_t q = 0; q < s.k; ++q) {
+                sum += av[static_cast<size_t>(ta == 'N' ? i * lda + q : q * lda + i)] *
+                       bv[static_cast<size_t>(tb == 'N' ? q * ldb + j : j * ldb + q)];
+              }
+              want[static_cast<size_t>(i * ldc + j)] = sum;
+            }
+          }
+          const std::vector<float> a(av.begin(), av.end()), b(bv.begin(), bv.end());
+          for (const int32_t threads : {1, 2, 3}) {
+            ThreadPool pool(threads);
+            for (const bool nested : {false, true}) {
+              std::vector<float> c(cv.begin(), cv.end());
+              const auto run = [&] {
+                dnnl_util::PoolSgemm(pool, ta, tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+              };
+              if (nested) {
+                pool.ParallelFor(1, 1, [&](int64_t, int64_t) { run(); });
+              } else {
+                run();
+              }
+              int64_t wrong = 0;
+              for (size_t i = 0; i < c.size(); ++i) {
+                const double tol =
+                    static_cast<size_t>(i % ldc) < static_cast<size_t>(s.n) ? 2e-5 * static_cast<double>(s.k + 1) : 0.0;
+                if (std::abs(c[i] - want[i]) > tol) ++wrong;
+              }
+              EXPECT_EQ(wrong, 0) << threads << " threads, nested " << nested;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

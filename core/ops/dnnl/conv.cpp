@@ -27,6 +27,7 @@
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/cpu/winograd.h"
 #include "core/ops/dnnl/conv_common.h"
+#include "core/ops/dnnl/sgemm.h"
 #include "core/ops/ops.h"
 #include "core/ops/window.h"
 
@@ -359,14 +360,11 @@ struct ConvBwdWeightsEntry {
   Operand src, diff_dst, diff_weights;
 };
 
-void CheckSgemm(dnnl_status_t status) {
-  OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
-}
-
 // Note [1x1 convolutions as products]
 // On channels-last data a 1x1 convolution without padding is a matrix product over the P = n * oh * ow
 // output positions, which oneDNN's sgemm runs on the plain (o, c) weights, without the reorders to and
-// from the blocked layouts of oneDNN's convolution primitives.
+// from the blocked layouts of oneDNN's convolution primitives (on the pool's threads, as every product
+// below: Note [Products on the pool's threads] in dnnl_common.cpp).
 //
 // The weight gradient: dW (o x c) = dY^T (o x P) X (P x c), X being x at the strided positions (gathered
 // into a buffer when the stride is not 1). oneDNN's sgemm runs it faster than its 1x1 weight-gradient
@@ -464,8 +462,7 @@ bool DenseOneByOne(const ConvGeom& g) { return OneByOneChannelsLast(g) && !Strid
 
 bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
   if (!DenseOneByOne(g)) return false;
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  CheckSgemm(dnnl_sgemm('N', 'N', g.n * g.oh * g.ow, g.c, g.o, 1.0f, dy, g.o, w, g.c, 0.0f, dx, g.c));
+  PoolSgemm(ctx.pool, 'N', 'N', g.n * g.oh * g.ow, g.c, g.o, dy, g.o, w, g.c, 0.0f, dx, g.c);
   return true;
 }
 
@@ -546,13 +543,12 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   const float* x = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
   const float* dy = ctx.in(1).data<float>();
   float* dw = ctx.out(0).data<float>();
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   if (g.o <= g.c || OneDnnOnAvx512()) {
-    CheckSgemm(dnnl_sgemm('T', 'N', g.o, g.c, p, 1.0f, dy, g.o, x, g.c, 0.0f, dw, g.c));
+    PoolSgemm(ctx.pool, 'T', 'N', g.o, g.c, p, dy, g.o, x, g.c, 0.0f, dw, g.c);
     return true;
   }
   auto* dw_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * g.c) * sizeof(float)));
-  CheckSgemm(dnnl_sgemm('T', 'N', g.c, g.o, p, 1.0f, x, g.c, dy, g.o, 0.0f, dw_t, g.o));
+  PoolSgemm(ctx.pool, 'T', 'N', g.c, g.o, p, x, g.c, dy, g.o, 0.0f, dw_t, g.o);
   Transpose(dw_t, g.c, g.o, dw, ctx.pool);
   return true;
 }
@@ -576,10 +572,8 @@ bool FewPositionsForward(KernelContext& ctx, const ConvGeom& g, bool bias) {
   if (bias || !FewPositions(g)) return false;
   const int64_t p = g.n * g.oh * g.ow, row = g.c * g.kh * g.kw;
   const float* cols = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   auto* y_t = static_cast<float*>(Buffer(kSlotDst, static_cast<size_t>(g.o * p) * sizeof(float)));
-  CheckSgemm(
-      dnnl_sgemm('N', 'T', g.o, p, row, 1.0f, ContiguousInput(ctx, 1)->data<float>(), row, cols, row, 0.0f, y_t, p));
+  PoolSgemm(ctx.pool, 'N', 'T', g.o, p, row, ContiguousInput(ctx, 1)->data<float>(), row, cols, row, 0.0f, y_t, p);
   Transpose(y_t, g.o, p, ctx.out(0).data<float>(), ctx.pool);
   return true;
 }
@@ -590,8 +584,7 @@ bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy,
   if (!FewPositions(g) && !(OneByOneChannelsLast(g) && Strided(g))) return false;
   const int64_t p = g.n * g.oh * g.ow, taps = g.kh * g.kw, row = g.c * taps;
   auto* cols = static_cast<float*>(Buffer(kSlotSrc, static_cast<size_t>(p * row) * sizeof(float)));
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
-  CheckSgemm(dnnl_sgemm('N', 'N', p, row, g.o, 1.0f, dy, g.o, w, row, 0.0f, cols, row));
+  PoolSgemm(ctx.pool, 'N', 'N', p, row, g.o, dy, g.o, w, row, 0.0f, cols, row);
   if (OneByOneChannelsLast(g)) {  // strided: each row of cols is one position of dx, the others are zeros
     ctx.pool.ParallelFor(g.n * g.h, GrainFor(g.w * g.c), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
@@ -646,13 +639,12 @@ bool PatchesWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias, con
   if (bias || g.is3d || g.g != 1 || !g.channels_last || (p >= kFewPositions && g.o * row < kManyWeights)) return false;
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kPatchBytes / sizeof(float)) / row);
   float* dw = ctx.out(0).data<float>();
-  PrepareExec(ctx.pool, ConvWork(g));  // sets oneDNN's OpenMP thread count, which its sgemm runs on
   int64_t first = 0;
   do {  // once at least: without positions the product (beta 0) zeros dw
     const int64_t last = std::min(p, first + chunk);
     const float* cols = Patches(g, x, first, last, kSlotSrc, ctx.pool);
-    CheckSgemm(dnnl_sgemm('T', 'N', g.o, row, last - first, 1.0f, dy + first * g.o, g.o, cols, row,
-                          first == 0 ? 0.0f : 1.0f, dw, row));
+    PoolSgemm(ctx.pool, 'T', 'N', g.o, row, last - first, dy + first * g.o, g.o, cols, row, first == 0 ? 0.0f : 1.0f,
+              dw, row);
     first = last;
   } while (first < p);
   return true;
