@@ -91,7 +91,7 @@ class PrimitiveCache {
 };
 
 // Per-thread buffers reused across calls (slot i keeps its largest size), for operands in oneDNN's
-// layouts and scratchpads: large activations then cost no fresh pages per call.
+// layouts, scratchpads and PoolSgemm's partial sums: large activations then cost no fresh pages per call.
 enum BufferSlot { kSlotSrc, kSlotWeights, kSlotDst, kSlotDiff, kSlotScratch, kSlotExtra, kSlotPartials, kNumSlots };
 void* Buffer(BufferSlot slot, size_t bytes);
 
