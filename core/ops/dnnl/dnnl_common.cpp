@@ -103,17 +103,15 @@ void PoolSgemm(ThreadPool& pool, char ta, char tb, int64_t m, int64_t n, int64_t
     });
     return;
   }
+  // The shares are ParallelFor's chunks of C's rows or columns (one range, the whole side, where it runs
+  // inline).
   const bool by_rows = m >= n;
-  const int64_t total = by_rows ? m : n;
-  pool.ParallelFor(shares, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t s0 = total * i / shares, s1 = total * (i + 1) / shares;
-      if (s1 == s0) continue;
-      if (by_rows) {
-        SgemmAlone(ta, tb, s1 - s0, n, k, 1.0f, a_t ? a + s0 : a + s0 * lda, lda, b, ldb, beta, c + s0 * ldc, ldc);
-      } else {
-        SgemmAlone(ta, tb, m, s1 - s0, k, 1.0f, a, lda, b_t ? b + s0 * ldb : b + s0, ldb, beta, c + s0, ldc);
-      }
+  const int64_t side = by_rows ? m : n;
+  pool.ParallelFor(side, (side + shares - 1) / shares, [&](int64_t s0, int64_t s1) {
+    if (by_rows) {
+      SgemmAlone(ta, tb, s1 - s0, n, k, 1.0f, a_t ? a + s0 : a + s0 * lda, lda, b, ldb, beta, c + s0 * ldc, ldc);
+    } else {
+      SgemmAlone(ta, tb, m, s1 - s0, k, 1.0f, a, lda, b_t ? b + s0 * ldb : b + s0, ldb, beta, c + s0, ldc);
     }
   });
 }

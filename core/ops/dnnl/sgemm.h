@@ -20,8 +20,8 @@ void SgemmAlone(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, 
 // C = op(A) op(B) + beta C as SgemmAlone (alpha 1), on `pool`'s threads, each running SgemmAlone on a share
 // of C's rows or columns, or of the depth k (each share's sums then added into C in share order: the same
 // bits at the same thread count). The calling thread takes part; called from inside the pool's
-// ParallelFor, or while another thread's call holds the pool, it runs the shares itself, one after the
-// other (ThreadPool::ParallelFor), so it is safe to call from several threads at once. A, B and C stay
+// ParallelFor, or while another thread's call holds the pool, it runs the product on the calling thread
+// (the depth's shares one after the other), so it is safe to call from several threads at once. A, B and C stay
 // the caller's; C must not overlap A or B.
 void PoolSgemm(ThreadPool& pool, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
