@@ -193,18 +193,19 @@ static void model_free(model_t* m) {
   m->count = 0;
 }
 
-static of_tensor_t* conv(of_session_t* s, arena_t* a, of_tensor_t* x, of_tensor_t* w, int stride, int pad) {
+static of_tensor_t* conv(of_session_t* s, of_tensor_t* x, of_tensor_t* w, int stride, int pad) {
   of_conv2d_options_t o;
   of_conv2d_options_init(&o);
   o.stride[0] = o.stride[1] = stride;
   o.padding[0] = o.padding[1] = pad;
   of_tensor_t* y = NULL;
   CHECK(of_conv2d(s, x, w, NULL, &o, &y));
-  return keep(a, y);
+  return y;
 }
 
-/* batch_norm(x) (relu == 0), or relu(batch_norm(x) + addend) (relu == 1; addend may be NULL) as one op. */
-static of_tensor_t* batch_norm(of_session_t* s, arena_t* a, of_tensor_t* x, const bn_t* bn, int training, int relu,
+/* batch_norm(x) (relu == 0), or relu(batch_norm(x) + addend) (relu == 1; addend may be NULL) as one op.
+ * Consumes x (a convolution's output that nothing else reads): releases it. */
+static of_tensor_t* batch_norm(of_session_t* s, of_tensor_t* x, const bn_t* bn, int training, int relu,
                                of_tensor_t* addend) {
   of_batch_norm_options_t o;
   of_batch_norm_options_init(&o);
@@ -215,24 +216,32 @@ static of_tensor_t* batch_norm(of_session_t* s, arena_t* a, of_tensor_t* x, cons
   } else {
     CHECK(of_batch_norm(s, x, bn->weight, bn->bias, bn->running_mean, bn->running_var, &o, &y));
   }
-  return keep(a, y);
+  of_tensor_release(x);
+  return y;
 }
 
-/* images (N, 1, 28, 28) -> logits (N, 10). Run eagerly, or traced when a graph build is open. */
+/* images (N, 1, 28, 28) -> logits (N, 10), kept in `a`. Run eagerly, or traced when a graph build is open.
+ * Each activation is released as soon as the last op that reads it has run, as PyTorch frees them: an
+ * evaluation (no autograd records holding them) then reuses memory that is still in the cache. */
 static of_tensor_t* forward(of_session_t* s, arena_t* a, const model_t* m, of_tensor_t* x, int training) {
-  of_tensor_t* h = batch_norm(s, a, conv(s, a, x, m->stem, 1, 1), &m->stem_bn, training, 1, NULL);
+  of_tensor_t* h = batch_norm(s, conv(s, x, m->stem, 1, 1), &m->stem_bn, training, 1, NULL);
   for (int b = 0; b < 3; ++b) {
     const block_t* blk = &m->blocks[b];
-    of_tensor_t* y = batch_norm(s, a, conv(s, a, h, blk->conv1, blk->stride, 1), &blk->bn1, training, 1, NULL);
+    of_tensor_t* y = batch_norm(s, conv(s, h, blk->conv1, blk->stride, 1), &blk->bn1, training, 1, NULL);
     of_tensor_t* shortcut = h;
     if (blk->shortcut != NULL) {
-      shortcut = batch_norm(s, a, conv(s, a, h, blk->shortcut, blk->stride, 0), &blk->shortcut_bn, training, 0, NULL);
+      shortcut = batch_norm(s, conv(s, h, blk->shortcut, blk->stride, 0), &blk->shortcut_bn, training, 0, NULL);
+      of_tensor_release(h);
     }
     /* relu(bn2(conv2(y)) + shortcut) */
-    h = batch_norm(s, a, conv(s, a, y, blk->conv2, 1, 1), &blk->bn2, training, 1, shortcut);
+    of_tensor_t* z = conv(s, y, blk->conv2, 1, 1);
+    of_tensor_release(y);
+    h = batch_norm(s, z, &blk->bn2, training, 1, shortcut);
+    of_tensor_release(shortcut);
   }
   of_tensor_t *pooled = NULL, *flat = NULL, *logits = NULL;
   CHECK(of_adaptive_avg_pool2d(s, h, 1, 1, &pooled));
+  of_tensor_release(h);
   CHECK(of_flatten(s, keep(a, pooled), 1, -1, &flat));
   CHECK(of_linear(s, keep(a, flat), m->fc_weight, m->fc_bias, &logits));
   return keep(a, logits);
