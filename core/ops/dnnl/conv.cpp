@@ -370,10 +370,14 @@ struct ConvBwdWeightsEntry {
 // into a buffer when the stride is not 1). oneDNN's sgemm runs it faster than its 1x1 weight-gradient
 // primitive plus the reorder of that primitive's blocked weights back to OIHW: on ResNet-50's 36 such
 // convolutions (bench/profile_step.py, 2 threads, lazy) 47 ms against 120 ms per step at batch 4 and 387
-// ms against 418 ms at batch 16 on an AVX-512 Xeon. Where oneDNN's sgemm runs on AVX2 (an AVX2 EPYC) it
-// was slower when its output had more rows than columns, so there the product is formed with min(o, c)
-// rows, and transposed into dW when o > c; on AVX-512 (an AVX-512 EPYC) dW directly is faster than the
-// transposed product and its transpose (ResNet-50's 512 -> 2048 at batch 1: 0.50 against 1.83 ms).
+// ms against 418 ms at batch 16 on an AVX-512 Xeon. oneDNN's sgemm runs it faster with min(o, c) rows, so
+// where o > c the product is dW^T = X^T dY, transposed into dW: on AVX2 (an AVX2 EPYC) always, on
+// AVX-512 over more than kTransposedGradientPositions positions only (over few, dW directly was faster
+// than the transposed product and its transpose: ResNet-50's 512 -> 2048 at batch 1 0.50 against 1.83 ms
+// on an AVX-512 EPYC, its 2048-channel ones at 7x7 and batch 16 (784 positions) 14 against 11 ms per step
+// on an AVX-512 Xeon). There, single-threaded on half of ResNet-50's batch 16: 256 x 64 over 25,088
+// positions 7.1 against 9.0 ms, 1024 x 256 over 1568 5.7 against 7.1; in its lazy step at batch 16 the 1x1
+// weight gradients 264 -> 245 ms (the 256 x 64 ones 38 -> 26), at batch 4 62 -> 61, at batch 1 the same.
 //
 // The backward data of a stride-1 one: dX (P x c) = dY (P x o) W (o x c), in place of oneDNN's 1x1
 // backward-data primitive and its weight reorder. Per call on ResNet-50's shapes (2 threads, AVX-512 EPYC)
@@ -537,13 +541,17 @@ const float* Patches(const ConvGeom& g, const float* x, int64_t first, int64_t l
   return cols;
 }
 
+// Positions from which an AVX-512 1x1 weight gradient with o > c is formed transposed (Note [1x1
+// convolutions as products]).
+constexpr int64_t kTransposedGradientPositions = 1024;
+
 bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   if (bias || !OneByOneProduct(g) || !ChannelsLastCall(ctx.in(0), ctx.in(1))) return false;
   const int64_t p = g.n * g.oh * g.ow;
   const float* x = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
   const float* dy = ctx.in(1).data<float>();
   float* dw = ctx.out(0).data<float>();
-  if (g.o <= g.c || OneDnnOnAvx512()) {
+  if (g.o <= g.c || (OneDnnOnAvx512() && p <= kTransposedGradientPositions)) {
     PoolSgemm(ctx.pool, 'T', 'N', g.o, g.c, p, dy, g.o, x, g.c, 0.0f, dw, g.c);
     return true;
   }
