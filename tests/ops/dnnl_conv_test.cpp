@@ -330,9 +330,9 @@ TEST(Conv2d, Gradients) {
 }
 
 // The 1x1 products over many positions on the pool's threads (Note [Products on the pool's threads]): the
-// backward data (4096 x 16 x 32) in shares of dx's rows, the weight gradient (32 x 16 over 4096 positions)
-// in shares of the positions, each summed apart and added after (on AVX2, ops.convolutions_on_avx2, the
-// transposed product dW^T, 16 x 32); on 1, 2 and 3 threads (uneven shares).
+// backward data (4096 x 16 x 32) in shares of dx's rows, the weight gradient over 4096 positions as the
+// transposed product dW^T (16 x 32: more output than input channels, Note [1x1 convolutions as products])
+// in shares of the positions, each summed apart and added after; on 1, 2 and 3 threads (uneven shares).
 TEST(Conv2d, OneByOneProductsInThreadSharesMatchDirectLoops) {
   for (int32_t threads : {1, 2, 3}) {
     SCOPED_TRACE(fmt::format("{} threads", threads));

@@ -374,8 +374,8 @@ struct ConvBwdWeightsEntry {
 // where o > c the product is dW^T = X^T dY, transposed into dW: on AVX2 (an AVX2 EPYC) always, on
 // AVX-512 over more than kTransposedGradientPositions positions only (over few, dW directly was faster
 // than the transposed product and its transpose: ResNet-50's 512 -> 2048 at batch 1 0.50 against 1.83 ms
-// on an AVX-512 EPYC, its 2048-channel ones at 7x7 and batch 16 (784 positions) 14 against 11 ms per step
-// on an AVX-512 Xeon). There, single-threaded on half of ResNet-50's batch 16: 256 x 64 over 25,088
+// on an AVX-512 EPYC, its 1024 -> 2048 shortcut at 7x7 and batch 16 (784 positions) 14 against 11 ms per
+// step on an AVX-512 Xeon). There, single-threaded on half of ResNet-50's batch 16: 256 x 64 over 25,088
 // positions 7.1 against 9.0 ms, 1024 x 256 over 1568 5.7 against 7.1; in its lazy step at batch 16 the 1x1
 // weight gradients 264 -> 245 ms (the 256 x 64 ones 38 -> 26), at batch 4 62 -> 61, at batch 1 the same.
 //

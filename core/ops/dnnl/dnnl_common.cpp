@@ -27,9 +27,13 @@ const dnnl::engine& Engine() {
   return *engine;
 }
 
+namespace {
+// The least work worth a thread of its own: 2^16 simple operations (PrepareExec's `work`).
+constexpr int64_t kWorkPerThread = int64_t{1} << 16;
+}  // namespace
+
 Exec PrepareExec(ThreadPool& pool, int64_t work) {
   thread_local dnnl::stream stream(Engine());
-  constexpr int64_t kWorkPerThread = 1 << 16;
   const int threads = static_cast<int>(std::clamp<int64_t>(work / kWorkPerThread, 1, pool.num_threads()));
   if (omp_set_num_threads != nullptr && omp_get_max_threads != nullptr && omp_get_max_threads() != threads) {
     omp_set_num_threads(threads);
@@ -57,8 +61,6 @@ Exec PrepareExec(ThreadPool& pool, int64_t work) {
 // 270 ms); the main job's first 16,384 images with --graph 6.90-6.94 -> 6.11-6.30 s, eagerly 7.56-7.57 ->
 // 7.45-7.55 s.
 constexpr int64_t kDepthSplit = 3;
-// Multiply-adds per share at least (PrepareExec's threshold: 2^16 simple operations per thread).
-constexpr int64_t kMultiplyAddsPerShare = int64_t{1} << 19;
 
 void SgemmAlone(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -73,7 +75,8 @@ void SgemmAlone(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, 
 
 void PoolSgemm(ThreadPool& pool, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  const int64_t shares = std::clamp<int64_t>(m * n * k / kMultiplyAddsPerShare, 1, pool.num_threads());
+  // At least kWorkPerThread per share, counted as PrepareExec counts products: multiply-adds / 8.
+  const int64_t shares = std::clamp<int64_t>(m * n * k / 8 / kWorkPerThread, 1, pool.num_threads());
   if (shares == 1) return SgemmAlone(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   const bool a_t = ta == 'T', b_t = tb == 'T';
   if (k > kDepthSplit * std::max(m, n)) {
