@@ -734,10 +734,12 @@ OF_AVX2 inline void KernelTaps(const __m256 (&z)[16], __m256 (&taps)[9]) {
 // lines 1 KiB apart, more than the L1 cache keeps. So TransformWeights stores each matrix in panels of
 // the kernels' columns (the last columns in a panel of half as many, then of 8, as MultiplyPanels takes
 // them), each panel's rows back to back: the kernels read it as one stream. ResNet-50's lazy step (2
-// threads of an AVX-512 Xeon, alternated with the row-major matrices): at batch 16 its 256-channel 3x3
-// forwards 56.2 -> 52.0 ms, backward data 53.7 -> 50.5 (64 and 128 channels the same); at batch 4 17.2
-// -> 15.7 and 17.1 -> 15.3, at 128 channels 9.2 -> 8.7 and 9.0 -> 8.7. (The weight gradient's products
-// read the block's transformed tiles, which keep their layout.)
+// threads of an AVX-512 Xeon, alternated with the row-major matrices, per step): at batch 16 its
+// 256-channel 3x3 forwards 56.2 -> 52.0 ms, backward data 53.7 -> 50.5 (64 and 128 channels the same); at
+// batch 4 16.9 -> 15.7 and 16.7 -> 15.0, at 128 channels 9.1 -> 8.7 and 8.8 -> 8.5. The weight gradient's
+// products read the block's transformed output gradients in that place; stored in panels by their
+// transform, they were slower (batch 4: 19.7 -> 20.8 ms at 256 channels, 12.7 -> 14.0 at 128), and keep
+// their rows.
 
 // The panel of column b (a multiple of 8) of a matrix of `cols` columns, in panels of `columns`: its first
 // column and width. Element (a, b) of an (rows x cols) matrix is at start * rows + a * width + b - start.
