@@ -741,8 +741,10 @@ OF_AVX2 inline void KernelTaps(const __m256 (&z)[16], __m256 (&taps)[9]) {
 // transform, they were slower (batch 4: 19.7 -> 20.8 ms at 256 channels, 12.7 -> 14.0 at 128), and keep
 // their rows.
 
-// The panel of column b (a multiple of 8) of a matrix of `cols` columns, in panels of `columns`: its first
-// column and width. Element (a, b) of an (rows x cols) matrix is at start * rows + a * width + b - start.
+// The panel of column b (a multiple of 8) of a matrix of `cols` columns, in panels of `columns` (the last
+// columns in one of columns / 2, then in ones of 8): its first column and width, the columns that
+// MultiplyPanels' kernels take at once. In panels, element (a, b) of an (rows x cols) matrix is at start *
+// rows + a * width + b - start.
 struct Panel {
   int64_t start, width;
 };
@@ -858,9 +860,9 @@ constexpr int64_t KernelColumns() {
 }
 
 // c (m x n, rows n apart) (= or +=) a * b for a(r, d) = a[r * a_row + d * a_depth] (m x depth) and b
-// (depth x n: rows n apart, or in panels of 2 V's columns where b_in_panels, Note [Transformed weights in
-// panels]); n a multiple of 8. Blocks of R rows and two vectors V of columns; the last columns in one V,
-// then in one Vec8.
+// (depth x n: rows n apart, or in PanelOf's panels of 2 V's columns where b_in_panels, Note [Transformed
+// weights in panels]); n a multiple of 8. Blocks of R rows and one panel of columns: two vectors V, the
+// last columns one V, then one Vec8.
 template <typename V, int R, bool Accumulate>
 void MultiplyPanels(int64_t m, int64_t n, int64_t depth, const float* a, int64_t a_row, int64_t a_depth, const float* b,
                     bool b_in_panels, float* c) {
@@ -872,18 +874,18 @@ void MultiplyPanels(int64_t m, int64_t n, int64_t depth, const float* a, int64_t
       const int rows = static_cast<int>(std::min<int64_t>(R, m - r));
       const float* ar = a + r * a_row;
       for (int64_t k = k0; k < std::min(n, k0 + panel);) {
+        const Panel columns = PanelOf(k, n, kColumns);  // k is its start
         float* ck = c + r * n + k;
-        const float* bk = b_in_panels ? b + k * depth : b + k;  // PanelOf's start * rows
-        if (k + kColumns <= n) {
-          MultiplyRows<V, R, 2, Accumulate>(rows, ar, a_row, a_depth, bk, b_in_panels ? kColumns : n, ck, n, depth);
-          k += kColumns;
-        } else if (k + L <= n) {
-          MultiplyRows<V, R, 1, Accumulate>(rows, ar, a_row, a_depth, bk, b_in_panels ? L : n, ck, n, depth);
-          k += L;
+        const float* bk = b_in_panels ? b + k * depth : b + k;
+        const int64_t ldb = b_in_panels ? columns.width : n;
+        if (columns.width == kColumns) {
+          MultiplyRows<V, R, 2, Accumulate>(rows, ar, a_row, a_depth, bk, ldb, ck, n, depth);
+        } else if (columns.width == L) {
+          MultiplyRows<V, R, 1, Accumulate>(rows, ar, a_row, a_depth, bk, ldb, ck, n, depth);
         } else {
-          MultiplyRows<Vec8, R, 1, Accumulate>(rows, ar, a_row, a_depth, bk, b_in_panels ? 8 : n, ck, n, depth);
-          k += 8;
+          MultiplyRows<Vec8, R, 1, Accumulate>(rows, ar, a_row, a_depth, bk, ldb, ck, n, depth);
         }
+        k += columns.width;
       }
     }
   }
