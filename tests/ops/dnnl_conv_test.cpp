@@ -333,12 +333,19 @@ TEST(Conv2d, Gradients) {
 // backward data (4096 x 16 x 32) in shares of dx's rows, the weight gradient over 4096 positions as the
 // transposed product dW^T (16 x 32: more output than input channels, Note [1x1 convolutions as products])
 // in shares of the positions, each summed apart and added after; on 1, 2 and 3 threads (uneven shares).
+// With 32 and 64 input channels over 3249 positions, the weight gradient is SumRowProducts' where the CPU
+// has AVX-512 (Note [Weight gradients as sums of row products]): 31 and 96 output channels, tiles of 14
+// rows and their last partial ones, the positions' last block partial. Into 16 channels over 12,544
+// positions the backward data is oneDNN's matmul where oneDNN runs AVX-512.
 TEST(Conv2d, OneByOneProductsInThreadSharesMatchDirectLoops) {
   for (int32_t threads : {1, 2, 3}) {
     SCOPED_TRACE(fmt::format("{} threads", threads));
     Session session(SessionOptions{.num_threads = threads});
     SessionScope scope(session);
     CheckBackward({{4, 16, 32, 32}, 32, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false}, DType::Float32());
+    CheckBackward({{1, 64, 57, 57}, 31, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false}, DType::Float32());
+    CheckBackward({{1, 32, 57, 57}, 96, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false}, DType::Float32());
+    CheckBackward({{4, 16, 56, 56}, 24, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false}, DType::Float32());
   }
 }
 

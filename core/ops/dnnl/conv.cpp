@@ -25,6 +25,7 @@
 #include "core/op/layout.h"
 #include "core/ops/convolution.h"
 #include "core/ops/cpu/in_float32.h"
+#include "core/ops/cpu/row_products.h"
 #include "core/ops/cpu/winograd.h"
 #include "core/ops/dnnl/conv_common.h"
 #include "core/ops/dnnl/sgemm.h"
@@ -383,7 +384,12 @@ struct ConvBwdWeightsEntry {
 // backward-data primitive and its weight reorder. Per call on ResNet-50's shapes (2 threads, AVX-512 EPYC)
 // equal at large P and up to 1.8x faster at small P (the last stage's 7x7 images at batch 2: 1.03 against
 // 1.84 ms); per training step (lazy) 3-4% less time at batch 1 (180 against 187 ms, the fastest of 15), the
-// same at batch 4.
+// same at batch 4. Into 64 channels over many positions (ResNet-50's 256 -> 64 and 64 -> 64 at 56x56)
+// sgemm's shares of dX's rows ran at 200-210 GFLOP/s (AVX-512 Xeon, 2 threads, lazy step at batch 16),
+// and oneDNN's matmul on the same operands (it packs W once, its brgemm kernels pass over dY's rows) ran
+// the four 256 -> 64 ones in 24.4 against 31.3 ms per step, the 64 -> 64 one in 1.6 against 1.9; at batch
+// 4 (12,544 positions) 6.5 against 7.1 ms, at batch 1 (3136) 1.39 against 1.31 (slower), and into 128 or
+// more channels the same or slower (the 1024 -> 256 ones 32.5 against 29.5 ms at batch 16).
 //
 // The forward of a stride-1 one without bias over fewer than 128 positions: Y^T (o x P) = W (o x c) X^T,
 // transposed into Y. Only there: oneDNN's primitive plus its weight reorder took 2.04 against 0.96 ms for
@@ -464,9 +470,22 @@ ConvGeom OverOutputPositions(ConvGeom g) {
 // ... of stride 1 on channels-last data: x and y are (P x c) and (P x o) matrices as they are.
 bool DenseOneByOne(const ConvGeom& g) { return OneByOneChannelsLast(g) && !Strided(g); }
 
+// The backward data of a dense 1x1 convolution with at most kMatmulDataChannels input channels over at
+// least kMatmulDataPositions positions runs on oneDNN's matmul where it runs AVX-512 (Note [1x1
+// convolutions as products]).
+constexpr int64_t kMatmulDataChannels = 64;
+constexpr int64_t kMatmulDataPositions = 12544;
+
 bool OneByOneBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy, const float* w, float* dx) {
   if (!DenseOneByOne(g)) return false;
-  PoolSgemm(ctx.pool, 'N', 'N', g.n * g.oh * g.ow, g.c, g.o, dy, g.o, w, g.c, 0.0f, dx, g.c);
+  const int64_t p = g.n * g.oh * g.ow;
+  if (g.c <= kMatmulDataChannels && p >= kMatmulDataPositions && OneDnnOnAvx512()) {
+    // dY row-major, W (o x c) row-major; no batch dims.
+    const GemmPlan plan{.m = p, .k = g.o, .n = g.c, .a_rs = g.o, .a_cs = 1, .b_rs = g.c, .b_cs = 1};
+    RunGemmF32(ctx, plan, dy, w, nullptr, dx);
+    return true;
+  }
+  PoolSgemm(ctx.pool, 'N', 'N', p, g.c, g.o, dy, g.o, w, g.c, 0.0f, dx, g.c);
   return true;
 }
 
@@ -541,6 +560,14 @@ const float* Patches(const ConvGeom& g, const float* x, int64_t first, int64_t l
   return cols;
 }
 
+// The 1x1 weight gradients that SumRowProducts sums (Note [Weight gradients as sums of row products] in
+// core/ops/cpu/row_products.h): weights of at most kRowProductWeights elements (ResNet-50's at 56x56: 64 x
+// 64 to 128 x 256), over at least kRowProductPositions positions (one 56x56 image). The 512 x 128 and 128 x
+// 512 ones at 28x28 took as long as on sgemm in the step (23.4 against 23.5 ms, 18.5 against 17.9 at batch
+// 16), though 6% faster stand-alone.
+constexpr int64_t kRowProductWeights = int64_t{1} << 15;
+constexpr int64_t kRowProductPositions = 3136;
+
 // Positions from which an AVX-512 1x1 weight gradient with o > c is formed transposed (Note [1x1
 // convolutions as products]).
 constexpr int64_t kTransposedGradientPositions = 1024;
@@ -551,6 +578,13 @@ bool OneByOneWeightGradient(KernelContext& ctx, const ConvGeom& g, bool bias) {
   const float* x = Patches(g, ctx.in(0).data<float>(), 0, p, kSlotSrc, ctx.pool);
   const float* dy = ctx.in(1).data<float>();
   float* dw = ctx.out(0).data<float>();
+  if (g.o * g.c <= kRowProductWeights && p >= kRowProductPositions && cpu::RowProductsRun(g.c)) {
+    PoolDepthShares(
+        ctx.pool, g.o, g.c, p, 0.0f, dw, g.c, [&](int64_t p0, int64_t p1, float beta, float* out, int64_t ldo) {
+          cpu::SumRowProducts(p1 - p0, g.o, g.c, dy + p0 * g.o, g.o, x + p0 * g.c, g.c, beta != 0.0f, out, ldo);
+        });
+    return true;
+  }
   if (g.o <= g.c || (OneDnnOnAvx512() && p <= kTransposedGradientPositions)) {
     PoolSgemm(ctx.pool, 'T', 'N', g.o, g.c, p, dy, g.o, x, g.c, 0.0f, dw, g.c);
     return true;

@@ -51,10 +51,12 @@ Exec PrepareExec(ThreadPool& pool, int64_t work) {
 // are more (a share reads the other operand whole, so the longer side of C is the one shared), or of the
 // depth where it is more than kDepthSplit times either side of C (the weight gradient of a 1x1
 // convolution over many positions: few sums, each a long one; each share sums into its own buffer, and
-// those are added into C after, in share order). The convolution kernels run their products on it (1x1
-// backward data and weight gradients, and those over patches); the 1x1 forwards stay on oneDNN's
-// convolution and matmul primitives, which ran ResNet-50's narrow outputs over many positions (64 and
-// 128 channels at 56x56 and 28x28) up to 1.35x faster than shares of sgemm's rows. Measured on 2 threads
+// those are added into C after, in share order; PoolDepthShares, which the engine's own weight-gradient
+// kernel shares its positions by too). The convolution kernels run their products on it (1x1 backward
+// data and weight gradients, and those over patches); the 1x1 forwards, and the backward data into 64
+// channels over many positions, stay on oneDNN's convolution and matmul primitives, which ran ResNet-50's
+// narrow outputs over many positions (64 and 128 channels at 56x56 and 28x28) up to 1.35x faster than
+// shares of sgemm's rows (Note [1x1 convolutions as products] in conv.cpp). Measured on 2 threads
 // of a Xeon with AVX-512 (oneDNN 2.6.3, OMP_WAIT_POLICY=passive, alternated with the build before, lazy
 // training steps, medians of 3 runs): ResNet-50 at batch 1 144-150 -> 133-137 ms, at batch 4 438-462 ->
 // 424-429 ms, at batch 16 within the noise (1587-1602 against 1580-1613; its 1x1 weight gradients 281 ->
@@ -73,38 +75,51 @@ void SgemmAlone(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, 
   OF_CHECK_INTERNAL(status == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(status);
 }
 
+namespace {
+// At least kWorkPerThread per share, counted as PrepareExec counts products: multiply-adds / 8.
+int64_t SharesOf(ThreadPool& pool, int64_t m, int64_t n, int64_t k) {
+  return std::clamp<int64_t>(m * n * k / 8 / kWorkPerThread, 1, pool.num_threads());
+}
+}  // namespace
+
+void PoolDepthShares(ThreadPool& pool, int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc,
+                     const DepthProduct& product) {
+  const int64_t shares = SharesOf(pool, m, n, k);
+  if (shares == 1) return product(0, k, beta, c, ldc);
+  // Share 0 sums into C (with beta), share i > 0 into partials[i - 1] (m x n).
+  const int64_t size = m * n;
+  auto* partials = static_cast<float*>(Buffer(kSlotPartials, static_cast<size_t>((shares - 1) * size) * sizeof(float)));
+  pool.ParallelFor(shares, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t k0 = k * i / shares, k1 = k * (i + 1) / shares;
+      if (i == 0) {
+        product(k0, k1, beta, c, ldc);
+      } else {
+        product(k0, k1, 0.0f, partials + (i - 1) * size, n);
+      }
+    }
+  });
+  pool.ParallelFor(m, std::max<int64_t>(1, 16384 / n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = 1; i < shares; ++i) {
+      const float* part = partials + (i - 1) * size;
+      for (int64_t r = begin; r < end; ++r) {
+        for (int64_t j = 0; j < n; ++j) c[r * ldc + j] += part[r * n + j];
+      }
+    }
+  });
+}
+
 void PoolSgemm(ThreadPool& pool, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  // At least kWorkPerThread per share, counted as PrepareExec counts products: multiply-adds / 8.
-  const int64_t shares = std::clamp<int64_t>(m * n * k / 8 / kWorkPerThread, 1, pool.num_threads());
+  const int64_t shares = SharesOf(pool, m, n, k);
   if (shares == 1) return SgemmAlone(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   const bool a_t = ta == 'T', b_t = tb == 'T';
   if (k > kDepthSplit * std::max(m, n)) {
-    // Share 0 sums into C (with beta), share i > 0 into partials[i - 1] (m x n).
-    const int64_t size = m * n;
-    auto* partials =
-        static_cast<float*>(Buffer(kSlotPartials, static_cast<size_t>((shares - 1) * size) * sizeof(float)));
-    pool.ParallelFor(shares, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t k0 = k * i / shares, k1 = k * (i + 1) / shares;
-        const float* ai = a_t ? a + k0 * lda : a + k0;
-        const float* bi = b_t ? b + k0 : b + k0 * ldb;
-        if (i == 0) {
-          SgemmAlone(ta, tb, m, n, k1 - k0, 1.0f, ai, lda, bi, ldb, beta, c, ldc);
-        } else {
-          SgemmAlone(ta, tb, m, n, k1 - k0, 1.0f, ai, lda, bi, ldb, 0.0f, partials + (i - 1) * size, n);
-        }
-      }
-    });
-    pool.ParallelFor(m, std::max<int64_t>(1, 16384 / n), [&](int64_t begin, int64_t end) {
-      for (int64_t i = 1; i < shares; ++i) {
-        const float* part = partials + (i - 1) * size;
-        for (int64_t r = begin; r < end; ++r) {
-          for (int64_t j = 0; j < n; ++j) c[r * ldc + j] += part[r * n + j];
-        }
-      }
-    });
-    return;
+    return PoolDepthShares(pool, m, n, k, beta, c, ldc,
+                           [&](int64_t k0, int64_t k1, float share_beta, float* out, int64_t ldo) {
+                             SgemmAlone(ta, tb, m, n, k1 - k0, 1.0f, a_t ? a + k0 * lda : a + k0, lda,
+                                        b_t ? b + k0 : b + k0 * ldb, ldb, share_beta, out, ldo);
+                           });
   }
   // The shares are ParallelFor's chunks of C's rows or columns (one range, the whole side, where it runs
   // inline).

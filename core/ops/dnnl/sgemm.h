@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 namespace oneflow {
 
@@ -25,6 +26,14 @@ void SgemmAlone(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, 
 // the caller's; C must not overlap A or B.
 void PoolSgemm(ThreadPool& pool, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// A product summed over a depth k, shared out over `pool`'s threads as PoolSgemm shares its depth:
+// product(k0, k1, beta, out, ldo) sets out (m x n, rows ldo apart) to the product over the depth [k0, k1)
+// plus beta out, on the calling thread; share 0 sums into c with `beta`, the others into partials that are
+// added into c after, in share order. Nesting and concurrent calls as PoolSgemm.
+using DepthProduct = std::function<void(int64_t k0, int64_t k1, float beta, float* out, int64_t ldo)>;
+void PoolDepthShares(ThreadPool& pool, int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc,
+                     const DepthProduct& product);
 
 }  // namespace dnnl_util
 }  // namespace oneflow
