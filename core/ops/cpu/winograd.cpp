@@ -759,14 +759,23 @@ inline Panel PanelOf(int64_t b, int64_t cols, int64_t columns) {
 // panels]) = KernelPositions<kStride> of the kernels of weight (o, c, 3, 3). Forward: (a, b) = (c, o) and
 // the weight's kernel; backward data: (a, b) = (o, c) and the kernel rotated by 180 degrees. Rows a in
 // [begin, end), eight kernels at once, consecutive in b (a multiple of 8).
+//
+// The eight kernels of a step lie lane_stride floats apart: the backward data's back to back, so the
+// steps go along b; the forward's 9c floats apart (one input channel's kernels of eight output channels),
+// so the steps go down the rows a, where each of the eight kernels' next one follows it in memory. Along
+// b, a row's o kernels lie 9c floats apart, in a few of L1's sets (2 of 64 at 512 channels), and were
+// read from L2 again for every row: the forward's transform of a 512 x 512 x 3 x 3 weight took 2.5
+// against 1.2 ms, of a 256 x 256 one 0.47 against 0.36 (2 threads, AVX-512 Xeon).
 template <int kStride>
 OF_AVX2 void TransformWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int64_t begin, int64_t end,
                               int64_t columns, float* u) {
   const int64_t cols = backward_data ? c : o, rows = backward_data ? o : c, position_stride = Stride(o, c);
   // Kernel (a, b) starts at weight + 9 * (a * c + b) (backward data) or 9 * (b * c + a) (forward).
   const int64_t lane_stride = backward_data ? 9 : 9 * c, row_stride = backward_data ? 9 * c : 9;
-  for (int64_t a = begin; a < end; ++a) {
-    for (int64_t b = 0; b < cols; b += 8) {
+  const int64_t outer = backward_data ? end - begin : cols / 8, inner = backward_data ? cols / 8 : end - begin;
+  for (int64_t i = 0; i < outer; ++i) {
+    for (int64_t j = 0; j < inner; ++j) {
+      const int64_t a = begin + (backward_data ? i : j), b = 8 * (backward_data ? j : i);
       __m256 taps[9];
       LoadKernels(weight + a * row_stride + b * lane_stride, lane_stride, taps);
       __m256 k[3][3];
