@@ -24,11 +24,12 @@ constexpr int64_t kBlockRows = 128;
 // The cache lines of the next block's rows of a and then of b, fetched one per Next().
 class NextBlock {
  public:
+  NextBlock() : parts_{}, rows_(0), part_(2) {}  // none: the last block
   NextBlock(const float* a, int64_t lda, int64_t m, const float* b, int64_t ldb, int64_t n, int64_t rows)
       : parts_{{reinterpret_cast<const char*>(a), lda * 4, (m * 4 + 63) / 64 + 1},
                {reinterpret_cast<const char*>(b), ldb * 4, (n * 4 + 63) / 64 + 1}},
         rows_(rows),
-        part_(rows > 0 ? 0 : 2) {}
+        part_(0) {}
 
   void Next() {
     if (part_ == 2) return;
@@ -99,7 +100,9 @@ void SumRowProducts(int64_t rows, int64_t m, int64_t n, const float* a, int64_t 
                     bool accumulate, float* c, int64_t ldc) {
   for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
     const int64_t count = std::min(kBlockRows, rows - r0), after = r0 + count;
-    NextBlock next(a + after * lda, lda, m, b + after * ldb, ldb, n, std::min(kBlockRows, rows - after));
+    NextBlock next =
+        after < rows ? NextBlock(a + after * lda, lda, m, b + after * ldb, ldb, n, std::min(kBlockRows, rows - after))
+                     : NextBlock();
     const float *ab = a + r0 * lda, *bb = b + r0 * ldb;
     const bool add = accumulate || r0 > 0;
     for (int64_t i = 0; i < m; i += kTileRows) {
