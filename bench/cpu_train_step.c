@@ -117,7 +117,10 @@ static conv_bn_t conv_bn(net_t* n, int64_t in, int64_t out, int64_t k, int strid
   return c;
 }
 
-static of_tensor_t* run_conv_bn(net_t* n, const conv_bn_t* c, of_tensor_t* x, int relu) {
+/* conv -> batch norm, then (relu) + addend -> ReLU: each batch norm that a ReLU follows (with a block's
+ * residual add between them) is one of_batch_norm_add_relu call, as in the main job (the same function as
+ * the ops one by one, in one pass over memory; torchvision's models run ReLU and the add in place). */
+static of_tensor_t* run_conv_bn(net_t* n, const conv_bn_t* c, of_tensor_t* x, int relu, of_tensor_t* addend) {
   of_conv2d_options_t co;
   of_conv2d_options_init(&co);
   co.stride[0] = co.stride[1] = c->stride;
@@ -127,12 +130,12 @@ static of_tensor_t* run_conv_bn(net_t* n, const conv_bn_t* c, of_tensor_t* x, in
   of_tensor_t *y = NULL, *z = NULL;
   CHECK(of_conv2d(n->s, x, c->weight, NULL, &co, &y));
   count_flops(n, y, (double)c->chain);
-  CHECK(of_batch_norm(n->s, temp(n, y), c->gamma, c->beta, c->mean, c->var, &bo, &z));
-  temp(n, z);
-  if (!relu) return z;
-  of_tensor_t* r = NULL;
-  CHECK(of_relu(n->s, z, &r));
-  return temp(n, r);
+  if (relu) {
+    CHECK(of_batch_norm_add_relu(n->s, temp(n, y), addend, c->gamma, c->beta, c->mean, c->var, &bo, &z));
+  } else {
+    CHECK(of_batch_norm(n->s, temp(n, y), c->gamma, c->beta, c->mean, c->var, &bo, &z));
+  }
+  return temp(n, z);
 }
 
 /* A residual block: torchvision's BasicBlock (two 3x3) or Bottleneck (1x1, 3x3 with the stride, 1x1 x4). */
@@ -164,13 +167,10 @@ static block_t make_block(net_t* n, int64_t in, int64_t width, int stride, int b
 }
 
 static of_tensor_t* run_block(net_t* n, const block_t* b, of_tensor_t* x) {
+  of_tensor_t* shortcut = b->has_down ? run_conv_bn(n, &b->down, x, 0, NULL) : x;
   of_tensor_t* y = x;
-  for (int i = 0; i < b->nconvs; ++i) y = run_conv_bn(n, &b->convs[i], y, i + 1 < b->nconvs);
-  of_tensor_t* shortcut = b->has_down ? run_conv_bn(n, &b->down, x, 0) : x;
-  of_tensor_t *sum = NULL, *r = NULL;
-  CHECK(of_add(n->s, y, shortcut, &sum));
-  CHECK(of_relu(n->s, temp(n, sum), &r));
-  return temp(n, r);
+  for (int i = 0; i < b->nconvs; ++i) y = run_conv_bn(n, &b->convs[i], y, 1, i + 1 < b->nconvs ? NULL : shortcut);
+  return y;
 }
 
 /* ---- models ---------------------------------------------------------------------------------- */
@@ -226,7 +226,7 @@ static of_tensor_t* forward(net_t* n, const model_t* m, of_tensor_t* x) {
     CHECK(of_relu(n->s, temp(n, y), &r));
     h = temp(n, r);
   } else {
-    h = run_conv_bn(n, &m->stem, x, 1);
+    h = run_conv_bn(n, &m->stem, x, 1, NULL);
     of_pool2d_options_t po;
     of_pool2d_options_init(&po);
     po.kernel_size[0] = po.kernel_size[1] = 3;
