@@ -57,6 +57,51 @@ void CopyRun(char* d, int64_t dst_step, const char* s, int64_t src_step, int64_t
   }
 }
 
+// Note [Transposing copies]
+// The copy below goes row by row along the innermost dim in dst's order. Into a channels-last dst from a
+// contiguous src (NCHW -> NHWC) that dim is the channels, whose elements lie a plane apart in src: with
+// few channels the rows are short and their overhead dominates (ResNet's input at batch 16, 802,816 rows
+// of 3 floats: 2.0 ms on 2 threads, twice per training step). Where the innermost dim is at most
+// kShortInner long and the one outside it is contiguous in src, the copy goes in tiles of kTransposeTile
+// indices of that outer dim instead, each inner index one run read contiguously and written at dst's
+// stride, the tile's lines of dst in L1 until all inner indices have filled them: 0.48-0.57 ms for that
+// input. (Tiles of longer inner dims, as in NHWC -> NCHW or a matrix transposed, met L1 set conflicts at
+// power-of-two strides and were slower than the rows: a 512 x 512 transpose 10.8 -> 21.7 ms.)
+constexpr int64_t kTransposeTile = 256;
+constexpr int64_t kShortInner = 16;
+
+// Whether the copy went so (l has >= 2 dims, a short innermost one, the next contiguous in src).
+bool CopyTransposed(const Layout& l, const char* s, char* d, int64_t esize, ThreadPool* pool) {
+  const size_t nd = l.sizes.size();
+  if (nd < 2 || l.sizes[nd - 1] > kShortInner || l.src_strides[nd - 2] != 1) return false;
+  const int64_t b = l.sizes[nd - 1], sb = l.src_strides[nd - 1], db = l.dst_strides[nd - 1];
+  const int64_t a = l.sizes[nd - 2], da = l.dst_strides[nd - 2];
+  const int64_t tiles = (a + kTransposeTile - 1) / kTransposeTile;
+  int64_t outer = 1;  // every index of the dims outside the two
+  for (size_t i = 0; i + 2 < nd; ++i) outer *= l.sizes[i];
+  auto copy_tiles = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t rem = t / tiles, so = 0, dof = 0;
+      for (size_t i = nd - 2; i-- > 0;) {
+        so += rem % l.sizes[i] * l.src_strides[i];
+        dof += rem % l.sizes[i] * l.dst_strides[i];
+        rem /= l.sizes[i];
+      }
+      const int64_t a0 = t % tiles * kTransposeTile, count = std::min(kTransposeTile, a - a0);
+      for (int64_t j = 0; j < b; ++j) {
+        CopyRun(d + (dof + a0 * da + j * db) * esize, da * esize, s + (so + a0 + j * sb) * esize, esize, count,
+                esize);
+      }
+    }
+  };
+  if (pool != nullptr && outer * a * b > (int64_t{1} << 16)) {
+    pool->ParallelFor(outer * tiles, std::max<int64_t>(1, (int64_t{1} << 16) / (kTransposeTile * b)), copy_tiles);
+  } else {
+    copy_tiles(0, outer * tiles);
+  }
+  return true;
+}
+
 }  // namespace
 
 void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
@@ -77,6 +122,7 @@ void CopyStrided(const Tensor& src, const Tensor& dst, ThreadPool* pool) {
     std::memcpy(d, s, static_cast<size_t>(esize));
     return;
   }
+  if (CopyTransposed(l, s, d, esize, pool)) return;
   // Rows: every index of the outer dims; each row is the innermost dim.
   const int64_t inner = l.sizes.back();
   const int64_t rows = src.numel() / inner;

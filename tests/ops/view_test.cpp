@@ -383,6 +383,12 @@ TEST(Contiguous, CopiesStridedInputsOnly) {
     // Large enough to be split across threads.
     TensorPtr big = RandomTensor(dt, Shape{300, 257});
     ExpectRef(ops::Contiguous(ops::Transpose(big, 0, 1)), dt, RefPermute(RefOf(big), {1, 0}));
+    // A short innermost dim whose outer neighbour is contiguous in the source, as NCHW -> NHWC of few
+    // channels (copied in tiles: Note [Transposing copies]): partial tiles, on one thread and split.
+    for (const Shape& s : {Shape{2, 3, 600}, Shape{8, 5, 2000}}) {
+      TensorPtr planes = RandomTensor(dt, s);
+      ExpectRef(ops::Contiguous(ops::Transpose(planes, 1, 2)), dt, RefPermute(RefOf(planes), {0, 2, 1}));
+    }
     // Through the op itself (the functional returns contiguous inputs as they are).
     TensorPtr copy = Apply1(Op("contiguous"), {x});
     EXPECT_FALSE(SameStorage(x, copy));
