@@ -259,6 +259,32 @@ void CheckWeightGradientWithoutBias(const ConvCase& k) {
                    RefWeightGradient(k, x, dy), Tol(f32), Tol(f32));
 }
 
+// Weight gradients over few input channels, summed along x's rows (Note [Weight gradients over image
+// channels]): ResNet's stem at one 112x112 image, a 5x3 window of stride (2, 1) over 4 channels whose
+// windows reach into the padding on both sides, one channel into 128; the threads' shares of the
+// positions start and end inside rows.
+TEST(Conv2d, ImageChannelWeightGradientsInThreadSharesMatchDirectLoops) {
+  const auto f32 = DType::Float32();
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+  for (const ConvCase& k : {ConvCase{{1, 3, 112, 112}, 64, 7, 7, {2, 2}, {3, 3}, {1, 1}, 1, false},
+                            ConvCase{{2, 4, 81, 50}, 64, 5, 3, {2, 1}, {1, 2}, {1, 1}, 1, false},
+                            ConvCase{{1, 1, 60, 60}, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false}}) {
+    SCOPED_TRACE(k.name());
+    const TensorPtr x = RandomTensor(f32, k.x), dy = RandomTensor(f32, k.y_shape());
+    const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
+    const std::vector<double> want = RefWeightGradient(k, x, dy);
+    Attrs attrs = k.attrs();
+    attrs.Set("bias_grad", false);
+    for (int32_t threads : {1, 2, 3}) {
+      SCOPED_TRACE(fmt::format("{} threads", threads));
+      Session session(SessionOptions{.num_threads = threads});
+      SessionScope scope(session);
+      ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, k.weight_shape(),
+                       want, Tol(f32), Tol(f32));
+    }
+  }
+}
+
 // Note [Weight gradients as products over patches]: a weight of 16 x 4608 elements, and 484 positions are
 // two chunks of patches (455 fill 8 MiB), the second one added to the first's product.
 TEST(Conv2d, WeightGradientOverPatchesInChunks) {

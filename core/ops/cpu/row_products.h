@@ -24,14 +24,21 @@
 
 namespace oneflow::cpu {
 
-// Whether SumRowProducts runs here: an x86-64 CPU with AVX-512F, and n a multiple of 32.
-bool RowProductsRun(int64_t n);
+// The tile of c that a pass over a block of rows sums in 28 registers: 14 x 32 (14 values of a's row
+// broadcast, two vectors of b's) or 7 x 64 (7 values, four vectors), which wastes less where a's rows
+// are a few multiples of 7 (Note [Weight gradients over image channels] in core/ops/dnnl/conv.cpp).
+enum class RowTile { k14x32, k7x64 };
+constexpr int64_t ColumnsOf(RowTile tile) { return tile == RowTile::k7x64 ? 64 : 32; }
+
+// Whether SumRowProducts runs here with `tile`: an x86-64 CPU with AVX-512F, and n a multiple of the
+// tile's columns.
+bool RowProductsRun(int64_t n, RowTile tile = RowTile::k14x32);
 
 // c (m x n, rows ldc apart) = a^T b, plus c where `accumulate`: the sum over the rows r < rows of the
-// outer product of a's row r (m floats, rows lda apart) with b's row r (n floats, ldb apart), on the
-// calling thread. Only where RowProductsRun(n). c must not overlap a or b; thread-safe (each call its
-// own c).
+// outer product of a's row r (m floats, rows lda apart; they may overlap) with b's row r (n floats, ldb
+// apart), on the calling thread. Only where RowProductsRun(n, tile). c must not overlap a or b;
+// thread-safe (each call its own c).
 void SumRowProducts(int64_t rows, int64_t m, int64_t n, const float* a, int64_t lda, const float* b, int64_t ldb,
-                    bool accumulate, float* c, int64_t ldc);
+                    bool accumulate, float* c, int64_t ldc, RowTile tile = RowTile::k14x32);
 
 }  // namespace oneflow::cpu
