@@ -89,8 +89,7 @@ bool CopyTransposed(const Layout& l, const char* s, char* d, int64_t esize, Thre
       }
       const int64_t a0 = t % tiles * kTransposeTile, count = std::min(kTransposeTile, a - a0);
       for (int64_t j = 0; j < b; ++j) {
-        CopyRun(d + (dof + a0 * da + j * db) * esize, da * esize, s + (so + a0 + j * sb) * esize, esize, count,
-                esize);
+        CopyRun(d + (dof + a0 * da + j * db) * esize, da * esize, s + (so + a0 + j * sb) * esize, esize, count, esize);
       }
     }
   };

@@ -279,8 +279,8 @@ TEST(Conv2d, ImageChannelWeightGradientsInThreadSharesMatchDirectLoops) {
       SCOPED_TRACE(fmt::format("{} threads", threads));
       Session session(SessionOptions{.num_threads = threads});
       SessionScope scope(session);
-      ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, k.weight_shape(),
-                       want, Tol(f32), Tol(f32));
+      ExpectTensorNear(Apply(bwd_weight, {ChannelsLast(x), ChannelsLast(dy), w}, attrs)[0], f32, k.weight_shape(), want,
+                       Tol(f32), Tol(f32));
     }
   }
 }

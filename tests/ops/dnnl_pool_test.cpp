@@ -181,8 +181,11 @@ TEST(MaxPool2d, BackwardOpScattersIntoIndices) {
       const TensorPtr bad_idx = FromDoubles(DType::Int64(), ys, bad);
       ExpectError([&] { Apply1(bwd, {dy, bad_idx, x}, k.attrs(true)); }, {"outside the input plane"});
       if (IsChannelsLastShape(k.x) && IsChannelsLastShape(ys)) {
-        ExpectError([&] { Apply1(bwd, {ChannelsLast(dy), ChannelsLast(bad_idx), x}, k.attrs(true)); },
-                    {"outside the input plane"});
+        ExpectError(
+            [&] {
+              Apply1(bwd, {ChannelsLast(dy), ChannelsLast(bad_idx), x}, k.attrs(true));
+            },
+            {"outside the input plane"});
       }
       MarkCovered("max_pool2d_backward", dt);
     }

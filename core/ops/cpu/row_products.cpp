@@ -91,9 +91,9 @@ OF_AVX512 void Tile(int64_t rows, const float* a, int64_t lda, const float* b, i
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, bool, float*, int64_t, NextBlock&);
 
 // Tile<R, 2> (14 x 32 tiles) and Tile<R, 4> (7 x 64) at index R.
-constexpr TileFn kNarrowTiles[kTileRows + 1] = {
-    nullptr,       Tile<1, 2>,  Tile<2, 2>,  Tile<3, 2>,  Tile<4, 2>,  Tile<5, 2>,  Tile<6, 2>, Tile<7, 2>,
-    Tile<8, 2>,    Tile<9, 2>,  Tile<10, 2>, Tile<11, 2>, Tile<12, 2>, Tile<13, 2>, Tile<14, 2>};
+constexpr TileFn kNarrowTiles[kTileRows + 1] = {nullptr,     Tile<1, 2>,  Tile<2, 2>,  Tile<3, 2>,  Tile<4, 2>,
+                                                Tile<5, 2>,  Tile<6, 2>,  Tile<7, 2>,  Tile<8, 2>,  Tile<9, 2>,
+                                                Tile<10, 2>, Tile<11, 2>, Tile<12, 2>, Tile<13, 2>, Tile<14, 2>};
 constexpr TileFn kWideTiles[kTileRows / 2 + 1] = {nullptr,    Tile<1, 4>, Tile<2, 4>, Tile<3, 4>,
                                                   Tile<4, 4>, Tile<5, 4>, Tile<6, 4>, Tile<7, 4>};
 
@@ -115,7 +115,8 @@ void SumRowProducts(int64_t rows, int64_t m, int64_t n, const float* a, int64_t 
     for (int64_t i = 0; i < m; i += tile_rows) {
       const int64_t tile_m = std::min(tile_rows, m - i);
       const TileFn tile = wide ? kWideTiles[tile_m] : kNarrowTiles[tile_m];
-      for (int64_t j = 0; j < n; j += tile_columns) tile(count, ab + i, lda, bb + j, ldb, add, c + i * ldc + j, ldc, next);
+      for (int64_t j = 0; j < n; j += tile_columns)
+        tile(count, ab + i, lda, bb + j, ldb, add, c + i * ldc + j, ldc, next);
     }
   }
 }
