@@ -77,7 +77,8 @@ Liveness ComputeLiveness(const Executable& exe) {
 }
 
 // One buffer request per arena value, in step order. In place: an elementwise step may write into an
-// input buffer of the same dtype, shape and format that it reads for the last time.
+// input buffer of the same dtype, shape and format that it reads for the last time, a step of an op with
+// inplace_inputs its output 0 into one of those.
 std::vector<BufferRequest> RequestBuffers(const Executable& exe, const Liveness& l, const GraphOptions& options,
                                           std::vector<int32_t>& arena_values) {
   std::vector<BufferRequest> requests;
@@ -89,8 +90,14 @@ std::vector<BufferRequest> RequestBuffers(const Executable& exe, const Liveness&
       const TensorMeta& m = exe.metas[static_cast<size_t>(v)];
       BufferRequest r{.bytes = static_cast<size_t>(m.shape.numel()) * m.dtype->bytes(), .first = s,
                       .last = l.last[static_cast<size_t>(v)]};
-      if (options.inplace && options.plan_memory && step.op->elementwise && step.outputs.size() == 1) {
-        for (int32_t u : step.inputs) {
+      std::vector<int32_t> candidates;
+      if (step.op->elementwise && step.outputs.size() == 1) {
+        candidates = step.inputs;
+      } else if (v == step.outputs[0]) {
+        for (int i : step.op->inplace_inputs) candidates.push_back(step.inputs[static_cast<size_t>(i)]);
+      }
+      if (options.inplace && options.plan_memory) {
+        for (int32_t u : candidates) {
           if (u < 0 || exe.slots[static_cast<size_t>(u)] != Slot::kArena || l.has_views[static_cast<size_t>(u)]) continue;
           const TensorMeta& um = exe.metas[static_cast<size_t>(u)];
           if (um.dtype == m.dtype && um.shape == m.shape && um.format == m.format && l.last[static_cast<size_t>(u)] == s &&

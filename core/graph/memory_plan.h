@@ -23,8 +23,9 @@ struct BufferRequest {
   int32_t last = 0;       // last step that reads it (>= first; == first if never read)
   int32_t inplace_of = -1;  // optional: a request this one may share memory with exactly (same offset): the step
                             // `first` of this request reads inplace_of's buffer for the last time and writes this one
-                            // elementwise. Honoured only if requests[inplace_of].last == first, bytes <= its bytes,
-                            // and inplace_of was not already shared by another request; otherwise ignored.
+                            // (each element after it read the one of the same index). Honoured only if
+                            // requests[inplace_of].last == first, bytes <= its bytes, and inplace_of was not already
+                            // shared by another request; otherwise ignored.
                             // Two more cases are ignored, so that the only requests sharing memory while both
                             // are live are honoured pairs: a zero-byte request (it needs no memory), and a claim
                             // on a buffer that itself took an earlier buffer's memory and is written and last

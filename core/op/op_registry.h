@@ -136,6 +136,11 @@ struct OpDef {
   // the op computing relu(this op's y + addend), its inputs this op's and the optional addend last, its
   // outputs this op's (batch_norm: batch_norm_add_relu);
   std::string fuse_add_relu{};
+  // inputs whose buffer output 0 may take where the call reads them for the last time (a graph tries them
+  // in this order), besides an elementwise op's: every kernel reads an element of each of them before it
+  // writes output 0's element of the same index, and none after (batch_norm_backward: grad_x over grad_y
+  // or x, whose sums a pass before grad_x's takes);
+  std::vector<int> inplace_inputs{};
   // the call communicates with the other processes of a group (core/dist/): every rank must make it, so a
   // graph never drops it, even when nothing reads its result;
   bool collective = false;

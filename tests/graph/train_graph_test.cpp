@@ -445,6 +445,17 @@ TEST(TrainGraph, MemoryPlanOfTheTrainingGraph) {
   EXPECT_LT(ratio, 0.5) << base.run.dump;
   EXPECT_GT(s.inplace_count, 0u) << base.run.dump;
   EXPECT_EQ(s.specialization_count, 1u);
+  // Note [Batch norm's gradient in place]: each batch norm's grad_x takes the buffer of its x or grad_y,
+  // which die there.
+  int bn_backwards = 0, bn_in_place = 0;
+  for (size_t at = base.run.dump.find("step #"); at != std::string::npos; at = base.run.dump.find("step #", at + 1)) {
+    const std::string line = base.run.dump.substr(at, base.run.dump.find('\n', at) - at);
+    if (line.find("= batch_norm_backward(") == std::string::npos) continue;
+    ++bn_backwards;
+    bn_in_place += line.find("in place of") != std::string::npos;
+  }
+  EXPECT_GT(bn_backwards, 0) << base.run.dump;
+  EXPECT_EQ(bn_in_place, bn_backwards) << base.run.dump;
 
   GraphOptions no_plan;
   no_plan.plan_memory = false;

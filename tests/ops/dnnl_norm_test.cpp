@@ -4,6 +4,7 @@
 
 #include "core/graph/graph.h"
 #include "core/op/dispatch.h"
+#include "core/tensor/copy.h"
 #include "tests/ops/op_test_util.h"
 
 namespace oneflow::test {
@@ -211,6 +212,45 @@ TEST(BatchNorm, BackwardOpMatchesFormula) {
           }
         }
         MarkCovered("batch_norm_backward", dt);
+      }
+    }
+  }
+}
+
+// Note [Batch norm's gradient in place]: each kernel (channels last, oneDNN's, the loops, half precision's)
+// gives the same bits with grad_x written over grad_y or over x as into a buffer of its own.
+TEST(BatchNorm, BackwardInPlaceOfGradYOrX) {
+  const OpDef& bwd = OpRegistry::Global().Get("batch_norm_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      const int64_t c = k.x[1].value();
+      const bool cl = Canonical(k.x, MemoryFormat::kChannelsLast) == MemoryFormat::kChannelsLast;
+      for (const bool channels_last : {false, true}) {
+        if (channels_last && !cl) continue;
+        SCOPED_TRACE(fmt::format("{} x {} channels last {}", dt->name(), k.x, channels_last));
+        auto laid_out = [&](const TensorPtr& t) { return channels_last ? ChannelsLast(t) : t; };
+        const TensorPtr x = laid_out(RandomTensor(dt, k.x)), dy = laid_out(RandomTensor(dt, k.x));
+        const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+        const Stats s = BatchStats(x);
+        const TensorPtr mean = FromDoubles(dt, {c}, s.mean), var = FromDoubles(dt, {c}, s.var);
+        const Attrs attrs{{"training", true}, {"eps", 1e-4}};
+        const std::vector<TensorPtr> want = Apply(bwd, {x, dy, w, mean, var}, attrs);
+        const KernelDef* kernel = bwd.FindKernel(DeviceType::kCPU, dt);
+        ASSERT_NE(kernel, nullptr);
+        const MemoryFormat format = want[0]->memory_format();  // the call's (float64's is contiguous)
+        // grad_x over x (0), over grad_y (1).
+        for (const int over : {0, 1}) {
+          const TensorPtr xi = CopyOf(x, nullptr, format), dyi = CopyOf(dy, nullptr, format);
+          const std::vector<TensorPtr> inputs = {xi, dyi, w, mean, var};
+          const std::vector<TensorPtr> outputs = {over == 0 ? xi : dyi, Empty(dt, Shape{c}, Device::CPU()),
+                                                  Empty(dt, Shape{c}, Device::CPU())};
+          KernelContext ctx{inputs, outputs, attrs, Session::Current().thread_pool(), Session::Current().generator(),
+                            &bwd};
+          kernel->fn(ctx);
+          EXPECT_EQ(ToDoubles(outputs[0]), ToDoubles(want[0])) << "over input " << over;
+          EXPECT_EQ(ToDoubles(outputs[1]), ToDoubles(want[1]));
+          EXPECT_EQ(ToDoubles(outputs[2]), ToDoubles(want[2]));
+        }
       }
     }
   }

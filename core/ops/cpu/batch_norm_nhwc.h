@@ -37,7 +37,7 @@ void BatchNormNhwcApply(const float* x, int64_t rows, int64_t c, const float* sc
 //   grad_bias = sum of grad_y, grad_weight = sum of grad_y * x_hat,
 //   grad_x = weight * invstd * (grad_y - mean(grad_y) - x_hat * mean(grad_y * x_hat))  in training,
 //   grad_x = weight * invstd * grad_y                                                  otherwise,
-// with x_hat = (x - mean) * invstd and invstd = 1 / sqrt(var + eps). grad_x may be grad_y (in place).
+// with x_hat = (x - mean) * invstd and invstd = 1 / sqrt(var + eps). grad_x may be grad_y or x (in place).
 struct BatchNormNhwcBackward {
   const float* x;
   const float* grad_y;
