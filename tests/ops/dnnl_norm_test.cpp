@@ -464,6 +464,43 @@ TEST(BatchNormAddRelu, MatchesFormula) {
 
 // Its gradients (finite differences: BatchNorm.Gradients) on the float32 channels-last kernel are those
 // of batch_norm, add and relu.
+// batch_norm_add_relu's y written over its addend (a graph's inplace_inputs): the same bits as into a
+// buffer of its own, on each kernel (channels last, oneDNN's and the loops' composed with the add, half
+// precision's).
+TEST(BatchNormAddRelu, InPlaceOfTheAddend) {
+  const OpDef& op = OpRegistry::Global().Get("batch_norm_add_relu");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      for (const bool channels_last : {false, true}) {
+        if (channels_last && Canonical(k.x, MemoryFormat::kChannelsLast) != MemoryFormat::kChannelsLast) continue;
+        SCOPED_TRACE(fmt::format("{} x {} channels_last {}", dt->name(), k.x, channels_last));
+        const int64_t c = k.x[1].value();
+        auto laid_out = [&](const TensorPtr& t) { return channels_last ? ChannelsLast(t) : t; };
+        const TensorPtr x = laid_out(RandomTensor(dt, k.x)), addend = laid_out(RandomTensor(dt, k.x));
+        const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+        const TensorPtr b = k.affine ? RandomTensor(dt, {c}) : TensorPtr();
+        const TensorPtr rm = RandomTensor(dt, {c}), rv = RandomTensor(dt, {c}, 0.5, 2.0);
+        const Attrs attrs{{"training", true}, {"momentum", 0.3}, {"eps", 1e-3}};
+        const std::vector<TensorPtr> want =
+            Apply(op, {x, w, b, CopyOf(rm, nullptr), CopyOf(rv, nullptr), addend}, attrs);
+        const KernelDef* kernel = op.FindKernel(DeviceType::kCPU, dt);
+        ASSERT_NE(kernel, nullptr);
+        const MemoryFormat format = want[0]->memory_format();  // the call's (float64's is contiguous)
+        const TensorPtr xi = CopyOf(x, nullptr, format), ai = CopyOf(addend, nullptr, format);
+        const std::vector<TensorPtr> inputs = {xi, w, b, CopyOf(rm, nullptr), CopyOf(rv, nullptr), ai};
+        const std::vector<TensorPtr> outputs = {ai, Empty(dt, Shape{c}, Device::CPU()),
+                                                Empty(dt, Shape{c}, Device::CPU())};
+        KernelContext ctx{inputs, outputs, attrs, Session::Current().thread_pool(), Session::Current().generator(),
+                          &op};
+        kernel->fn(ctx);
+        EXPECT_EQ(ToDoubles(outputs[0]), ToDoubles(want[0]));
+        EXPECT_EQ(ToDoubles(outputs[1]), ToDoubles(want[1]));
+        EXPECT_EQ(ToDoubles(outputs[2]), ToDoubles(want[2]));
+      }
+    }
+  }
+}
+
 TEST(BatchNormAddRelu, GradientsAsTheThreeOps) {
   const auto f32 = DType::Float32();
   const Shape shape{4, 16, 5, 5};

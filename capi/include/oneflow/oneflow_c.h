@@ -1582,8 +1582,8 @@ typedef struct of_graph_t of_graph_t;
 typedef struct of_graph_options_t {
   size_t struct_size;  /* sizeof(of_graph_options_t), set by of_graph_options_init */
   of_bool_t fuse;        /* 1 (default): conv2d+batch_norm(inference)[+relu] and elementwise chains fused */
-  of_bool_t inplace;     /* 1 (default): elementwise ops, and batch norm's gradient, may write into an
-                            input buffer that dies there */
+  of_bool_t inplace;     /* 1 (default): elementwise ops, batch norm's gradient and batch norm + add +
+                            ReLU's output may write into an input buffer that dies there */
   of_bool_t plan_memory; /* 1 (default): intermediates share one arena by liveness; 0: a buffer each */
   int32_t plan_cache_size; /* compiled plans kept, one per concrete input shape, >= 1; default 8. A run
                               of a new shape beyond it evicts the least recently run plan (and its

@@ -20,6 +20,7 @@
 #include "core/ops/cpu/in_float32.h"
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
+#include "core/tensor/copy.h"
 
 namespace oneflow {
 namespace {
@@ -411,10 +412,19 @@ void AddRelu(KernelContext& ctx) {
   });
 }
 
+// Where a graph writes y over the addend (batch_norm_add_relu's inplace_inputs), the batch norm's y would
+// overwrite it before the add: the addend is read from a copy.
 template <void (*Kernel)(KernelContext&), typename T>
 void BatchNormAddReluComposed(KernelContext& ctx) {
-  Kernel(ctx);
-  AddRelu<T>(ctx);
+  if (!ctx.inputs[5] || ctx.in(5).raw_data() != ctx.out(0).raw_data()) {
+    Kernel(ctx);
+    return AddRelu<T>(ctx);
+  }
+  std::vector<TensorPtr> inputs(ctx.inputs.begin(), ctx.inputs.end());
+  inputs[5] = CopyOf(inputs[5], &ctx.pool, inputs[5]->memory_format());
+  KernelContext copied{inputs, ctx.outputs, ctx.attrs, ctx.pool, ctx.generator, ctx.op};
+  Kernel(copied);
+  AddRelu<T>(copied);
 }
 
 void BatchNormAddReluF32(KernelContext& ctx) {
@@ -527,6 +537,7 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .layout_outputs = {0},
       .batch_norm = true,
       .batch_norm_add_relu = true,
+      .inplace_inputs = {5},  // y over the addend: a downsampling block's shortcut, which dies there
       .autocast = AutocastPolicy::kFloat32,
   });
 }
