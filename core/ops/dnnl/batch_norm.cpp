@@ -237,7 +237,8 @@ void BatchNormF32(KernelContext& ctx) {
 // every kernel reads an element of x and of grad_y before it writes grad_x's of the same index (the
 // channels-last and the loops' second pass; oneDNN's supports grad_x over grad_y, and its x is a copy where
 // grad_x is written over x). ResNet-50's batch-16 lazy step (2 threads, AVX-512 Xeon, alternated): its
-// batch norm backwards 132.4 -> 108.6 ms.
+// batch norm backwards 141.2 -> 118.3 ms; its downsampling blocks' batch_norm_add_relu, whose y goes over
+// the shortcut's batch norm output (the addend, which dies there), 13.1 -> 9.7 ms.
 void BatchNormBackwardF32(KernelContext& ctx) {
   const BnGeom g = GeomOf(ctx.in(0), ctx.out(0));
   if (NhwcRuns(g) && ChannelsLastCall(ctx.in(1), ctx.out(0))) {
