@@ -541,6 +541,16 @@ TEST(MaxUnpool2d, Errors) {
                          {.kernel_size = {2, 2}, .stride = {std::numeric_limits<int64_t>::max(), 1}});
       },
       {"max_unpool2d: ", "overflows int64"});
+  // A default size at int64's limit, whose bounds one stride away overflow int64 (found by fuzz_ops): the
+  // output_size's range is checked exactly, and shown clamped.
+  constexpr int64_t kHalf = int64_t{1} << 62;
+  const TensorPtr x22 = RandomTensor(DType::Float32(), {1, 1, 2, 2});
+  const TensorPtr idx22 = RandomTensor(DType::Int64(), {1, 1, 2, 2}, 0, 1);
+  ExpectError(
+      [&] {
+        ops::MaxUnpool2d(x22, idx22, {.kernel_size = {kHalf - 1, 1}, .stride = {kHalf, 1}}, {5, 2});
+      },
+      {"max_unpool2d: ", "output_size [5, 2]", "allows [4611686018427387903, 9223372036854775807]"});
   const OpDef& bwd = OpRegistry::Global().Get("max_unpool2d_backward");
   const TensorPtr dy = RandomTensor(DType::Float32(), {1, 2, 4, 6});
   ExpectError([&] { Apply1(bwd, {dy, RandomTensor(DType::Int64(), {1, 3, 2, 3}, 0, 4)}, {}); },

@@ -7,6 +7,7 @@
 // the indices. Loops over planes; indices outside the output plane are InvalidArgument naming the
 // position.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -23,13 +24,20 @@ using namespace dnnl_util;
 // The default output length (H - 1) * stride - padding - padding_end + kernel along one axis; an int64
 // overflow is InvalidArgument.
 int64_t DefaultOut(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int axis) {
-  int64_t out;
-  if (__builtin_mul_overflow(in - 1, s, &out) || __builtin_add_overflow(out, k - pb - pe, &out)) {
+  const __int128 wide = static_cast<__int128>(in - 1) * s + k - pb - pe;  // exact: each term is an int64
+  const auto out = static_cast<int64_t>(wide);
+  if (wide != out) {
     OF_THROW(InvalidArgument) << "the output size (" << (axis == 0 ? "H" : "W") << " - 1) * stride[" << axis
                               << "] - padding - padding_end + kernel_size overflows int64 for "
                               << (axis == 0 ? "H" : "W") << " = " << in << ", stride " << s;
   }
   return out;
+}
+
+// v within int64's range, for messages.
+int64_t Clamped(__int128 v) {
+  return static_cast<int64_t>(
+      std::clamp<__int128>(v, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
 }
 
 // The output (H', W') for x's shape: unknown where it follows from an unknown dim of x.
@@ -49,11 +57,13 @@ std::pair<Dim, Dim> UnpoolOutput(const Shape& x, const Attrs& attrs) {
       if (dflt) out[a] = *dflt;
     } else {
       out[a] = size[a];
-      // PyTorch accepts sizes within one stride of the default (the sizes max pooling maps to x's).
-      OF_CHECK(!dflt || (size[a] >= *dflt - stride[a] && size[a] <= *dflt + stride[a]))
+      // PyTorch accepts sizes within one stride of the default (the sizes max pooling maps to x's); the
+      // bounds in 128 bits (a default near int64's limits plus a stride overflows int64), shown clamped.
+      const __int128 d = dflt.value_or(0), lo = d - stride[a], hi = d + stride[a];
+      OF_CHECK(!dflt || (size[a] >= lo && size[a] <= hi))
           << "output_size " << AttrValueToString(size) << " must lie within stride " << AttrValueToString(stride)
-          << " of the default size along each dim; dim " << a << " allows [" << *dflt - stride[a] << ", "
-          << *dflt + stride[a] << "] for x " << x;
+          << " of the default size along each dim; dim " << a << " allows [" << Clamped(lo) << ", " << Clamped(hi)
+          << "] for x " << x;
     }
   }
   OF_CHECK((!out[0].is_known() || out[0].value() >= 1) && (!out[1].is_known() || out[1].value() >= 1))
