@@ -88,15 +88,16 @@ std::vector<BufferRequest> RequestBuffers(const Executable& exe, const Liveness&
     for (int32_t v : step.outputs) {
       if (exe.slots[static_cast<size_t>(v)] != Slot::kArena) continue;
       const TensorMeta& m = exe.metas[static_cast<size_t>(v)];
-      BufferRequest r{.bytes = static_cast<size_t>(m.shape.numel()) * m.dtype->bytes(), .first = s,
+      BufferRequest r{.bytes = static_cast<size_t>(m.shape.numel()) * m.dtype->bytes(),
+                      .first = s,
                       .last = l.last[static_cast<size_t>(v)]};
-      std::vector<int32_t> candidates;
-      if (step.op->elementwise && step.outputs.size() == 1) {
-        candidates = step.inputs;
-      } else if (v == step.outputs[0]) {
-        for (int i : step.op->inplace_inputs) candidates.push_back(step.inputs[static_cast<size_t>(i)]);
-      }
       if (options.inplace && options.plan_memory) {
+        std::vector<int32_t> candidates;  // the inputs whose buffer v may take, in the order tried
+        if (step.op->elementwise && step.outputs.size() == 1) {
+          candidates = step.inputs;
+        } else if (v == step.outputs[0]) {
+          for (int i : step.op->inplace_inputs) candidates.push_back(step.inputs[static_cast<size_t>(i)]);
+        }
         for (int32_t u : candidates) {
           if (u < 0 || exe.slots[static_cast<size_t>(u)] != Slot::kArena || l.has_views[static_cast<size_t>(u)]) continue;
           const TensorMeta& um = exe.metas[static_cast<size_t>(u)];
