@@ -131,8 +131,10 @@ TensorPtr Loss(const ResNet& m, const TensorPtr& x, const TensorPtr& y) {
   TensorPtr r = ops::Relu(Norm(ops::Conv2d(h, m.b1c1, nullptr, Conv3x3(1)), m.bn1));
   r = Norm(ops::Conv2d(r, m.b1c2, nullptr, Conv3x3(1)), m.bn2);
   h = ops::Relu(ops::Add(r, h));
-  // Block 2: stride 2, 8 -> 16 channels, projection shortcut.
-  r = ops::Relu(Norm(ops::Conv2d(h, m.b2c1, nullptr, Conv3x3(2)), m.bn3));
+  // Block 2: stride 2, 8 -> 16 channels, projection shortcut; its first batch norm and ReLU as one op, whose
+  // backward is batch_norm_relu_backward (the others' are relu_backward and batch_norm_backward).
+  r = ops::BatchNormAddRelu(ops::Conv2d(h, m.b2c1, nullptr, Conv3x3(2)), nullptr, m.bn3.weight, m.bn3.bias, m.bn3.mean,
+                            m.bn3.var, ops::BatchNormOptions{.training = true});
   r = Norm(ops::Conv2d(r, m.b2c2, nullptr, Conv3x3(1)), m.bn4);
   TensorPtr s = Norm(ops::Conv2d(h, m.b2sc, nullptr, ops::Conv2dOptions{.stride = {2, 2}}), m.bn5);
   h = ops::Relu(ops::Add(r, s));
@@ -446,15 +448,18 @@ TEST(TrainGraph, MemoryPlanOfTheTrainingGraph) {
   EXPECT_GT(s.inplace_count, 0u) << base.run.dump;
   EXPECT_EQ(s.specialization_count, 1u);
   // Note [Batch norm's gradient in place]: each batch norm's grad_x takes the buffer of its x or grad_y,
-  // which die there.
-  int bn_backwards = 0, bn_in_place = 0;
+  // which die there (batch_norm_relu_backward's too).
+  int bn_backwards = 0, bn_relu_backwards = 0, bn_in_place = 0;
   for (size_t at = base.run.dump.find("step #"); at != std::string::npos; at = base.run.dump.find("step #", at + 1)) {
     const std::string line = base.run.dump.substr(at, base.run.dump.find('\n', at) - at);
-    if (line.find("= batch_norm_backward(") == std::string::npos) continue;
+    const bool with_relu = line.find("= batch_norm_relu_backward(") != std::string::npos;
+    if (!with_relu && line.find("= batch_norm_backward(") == std::string::npos) continue;
     ++bn_backwards;
+    bn_relu_backwards += with_relu;
     bn_in_place += line.find("in place of") != std::string::npos;
   }
   EXPECT_GT(bn_backwards, 0) << base.run.dump;
+  EXPECT_EQ(bn_relu_backwards, 1) << base.run.dump;
   EXPECT_EQ(bn_in_place, bn_backwards) << base.run.dump;
 
   GraphOptions no_plan;

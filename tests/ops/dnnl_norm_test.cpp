@@ -1,5 +1,6 @@
 // batch_norm and batch_norm_backward against float64 loops; the running-stat update against
 // hand-computed values; gradients by finite differences.
+#include <algorithm>
 #include <cmath>
 
 #include "core/graph/graph.h"
@@ -501,6 +502,96 @@ TEST(BatchNormAddRelu, InPlaceOfTheAddend) {
   }
 }
 
+// Note [Batch norm's ReLU gradient from x]: batch_norm_relu_backward gives the bits of relu_backward and then
+// batch_norm_backward, on each kernel (channels last, where the mask comes from x; oneDNN's and the loops',
+// where it comes from y; half precision's, the float32 one widened), into buffers of its own and with grad_x
+// over grad_y or over x.
+TEST(BatchNormReluBackward, TheBitsOfReluBackwardThenBatchNormBackward) {
+  const OpDef& fwd = OpRegistry::Global().Get("batch_norm_add_relu");
+  const OpDef& fused = OpRegistry::Global().Get("batch_norm_relu_backward");
+  const OpDef& relu_bwd = OpRegistry::Global().Get("relu_backward");
+  const OpDef& bn_bwd = OpRegistry::Global().Get("batch_norm_backward");
+  for (Symbol<DType> dt : kDTypes) {
+    for (const BnCase& k : kCases) {
+      for (const bool training : {true, false}) {
+        for (const bool channels_last : {false, true}) {
+          if (channels_last && Canonical(k.x, MemoryFormat::kChannelsLast) != MemoryFormat::kChannelsLast) continue;
+          SCOPED_TRACE(fmt::format("{} x {} training {} channels_last {}", dt->name(), k.x, training, channels_last));
+          const int64_t c = k.x[1].value();
+          auto laid_out = [&](const TensorPtr& t) { return channels_last ? ChannelsLast(t) : t; };
+          const TensorPtr x = laid_out(RandomTensor(dt, k.x)), dy = laid_out(RandomTensor(dt, k.x));
+          const TensorPtr w = k.affine ? RandomTensor(dt, {c}, 0.5, 1.5) : TensorPtr();
+          const TensorPtr b = k.affine ? RandomTensor(dt, {c}) : TensorPtr();
+          const TensorPtr rm = RandomTensor(dt, {c}), rv = RandomTensor(dt, {c}, 0.5, 2.0);
+          const Attrs bn_attrs{{"training", training}, {"eps", 1e-3}};
+          const std::vector<TensorPtr> f =
+              Apply(fwd, {x, w, b, rm, rv, nullptr}, {{"training", training}, {"momentum", 0.3}, {"eps", 1e-3}});
+          const std::vector<double> y = ToDoubles(f[0]);
+          if (y.size() >= 100) {
+            ASSERT_GT(std::count(y.begin(), y.end(), 0.0), 0);  // the ReLU cut some
+          }
+          std::vector<TensorPtr> want;
+          if (dt == DType::Float32() || dt == DType::Float64()) {
+            const TensorPtr g = Apply(relu_bwd, {dy, f[0]}, {})[0];
+            want = Apply(bn_bwd, {x, g, w, f[1], f[2]}, bn_attrs);
+          } else {  // the float32 kernel on the values widened, rounded (Note [Half precision in float32])
+            const auto f32 = DType::Float32();
+            auto wide = [&](const TensorPtr& t) {
+              if (!t) return t;
+              const TensorPtr v = FromDoubles(f32, t->shape(), ToDoubles(t));
+              return t->ndim() == 4 ? laid_out(v) : v;
+            };
+            want = Apply(fused, {wide(x), wide(dy), wide(w), wide(f[1]), wide(f[2]), wide(b), wide(f[0])}, bn_attrs);
+            for (TensorPtr& t : want) t = FromDoubles(dt, t->shape(), ToDoubles(t));
+          }
+          const std::vector<TensorPtr> got = Apply(fused, {x, dy, w, f[1], f[2], b, f[0]}, bn_attrs);
+          for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ToDoubles(got[i]), ToDoubles(want[i])) << "output " << i;
+          EXPECT_EQ(got[0]->memory_format(),
+                    channels_last && dt != DType::Float64() ? MemoryFormat::kChannelsLast : MemoryFormat::kContiguous);
+          // grad_x over x (0), over grad_y (1), on the call's layout.
+          const KernelDef* kernel = fused.FindKernel(DeviceType::kCPU, dt);
+          ASSERT_NE(kernel, nullptr);
+          const MemoryFormat format = got[0]->memory_format();  // the call's
+          for (const int over : {0, 1}) {
+            const TensorPtr xi = CopyOf(x, nullptr, format), dyi = CopyOf(dy, nullptr, format);
+            const std::vector<TensorPtr> inputs = {xi, dyi, w, f[1], f[2], b, CopyOf(f[0], nullptr, format)};
+            const std::vector<TensorPtr> outputs = {over == 0 ? xi : dyi, Empty(dt, Shape{c}, Device::CPU()),
+                                                    Empty(dt, Shape{c}, Device::CPU())};
+            KernelContext ctx{
+                inputs, outputs, bn_attrs, Session::Current().thread_pool(), Session::Current().generator(), &fused};
+            kernel->fn(ctx);
+            for (size_t i = 0; i < 3; ++i) {
+              EXPECT_EQ(ToDoubles(outputs[i]), ToDoubles(want[i])) << "output " << i << " over input " << over;
+            }
+          }
+          MarkCovered("batch_norm_relu_backward", dt);
+        }
+      }
+    }
+  }
+}
+
+TEST(BatchNormReluBackward, Errors) {
+  const auto f32 = DType::Float32();
+  const OpDef& fused = OpRegistry::Global().Get("batch_norm_relu_backward");
+  const TensorPtr x = RandomTensor(f32, {2, 3, 4, 4}), s = RandomTensor(f32, {3});
+  ExpectError(
+      [&] {
+        Apply(fused, {x, x, s, s, s, RandomTensor(f32, {4}), x}, {});
+      },
+      {"batch_norm_relu_backward: ", "bias", "(4,)"});
+  ExpectError(
+      [&] {
+        Apply(fused, {x, x, s, s, s, s, RandomTensor(f32, {2, 3, 4, 5})}, {});
+      },
+      {"batch_norm_relu_backward: ", "y", "(2, 3, 4, 5)", "must match x"});
+  ExpectError(
+      [&] {
+        Apply(fused, {x, RandomTensor(DType::Float64(), {2, 3, 4, 4}), s, s, s, s, x}, {});
+      },
+      {"batch_norm_relu_backward: ", "grad_y", "float64"});
+}
+
 TEST(BatchNormAddRelu, GradientsAsTheThreeOps) {
   const auto f32 = DType::Float32();
   const Shape shape{4, 16, 5, 5};
@@ -518,6 +609,13 @@ TEST(BatchNormAddRelu, GradientsAsTheThreeOps) {
   for (size_t i = 0; i < fused.size(); ++i) {
     ASSERT_TRUE(fused[i] && split[i]);
     ExpectTensorNear(fused[i], f32, fused[i]->shape(), ToDoubles(split[i]), 1e-5, 1e-5);
+  }
+  // Without an addend its backward is batch_norm_relu_backward: the bits of relu's and batch_norm's.
+  const std::vector<TensorPtr> fused_relu = grads(ops::BatchNormAddRelu(x, nullptr, w, b, nullptr, nullptr, {}));
+  const std::vector<TensorPtr> split_relu = grads(ops::Relu(ops::BatchNorm(x, w, b, nullptr, nullptr, {})));
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(fused_relu[i] && split_relu[i]);
+    EXPECT_EQ(ToDoubles(fused_relu[i]), ToDoubles(split_relu[i])) << "gradient " << i;
   }
 }
 

@@ -606,7 +606,9 @@ OF_API of_status_t* of_batch_norm(of_session_t* session, const of_tensor_t* x, O
  * in place in training, the options) is as of_batch_norm's, and so are the results up to float
  * rounding. On float32 channels-last x with a multiple of 8 channels the normalisation, the add and
  * the ReLU are one pass over memory; the backward is the ReLU's gradient (also the addend's), then batch
- * norm's. A lazy graph folds it into a preceding convolution in inference when there is no addend. */
+ * norm's. Without an addend (float32, float64) the backward is one op, which on that layout takes the
+ * ReLU's mask from x in batch norm's backward passes instead of reading y (the same results). A lazy
+ * graph folds it into a preceding convolution in inference when there is no addend. */
 OF_API of_status_t* of_batch_norm_add_relu(of_session_t* session, const of_tensor_t* x,
                                            OF_NULLABLE const of_tensor_t* addend, OF_NULLABLE const of_tensor_t* weight,
                                            OF_NULLABLE const of_tensor_t* bias, OF_NULLABLE of_tensor_t* running_mean,

@@ -80,48 +80,76 @@ void Merge(int64_t c, double nb, const T* mean_b, const T* m2_b, double& n, doub
   n = total;
 }
 
-// What SumRowwise adds up per channel over rows of x (and y): x, (x - m)^2, or y * (x - m).
-enum class Term { kX, kSquaredDeviation, kYTimesDeviation };
+// What SumRowwise adds up per channel over rows of x (and y): x, (x - m)^2, y, or y * (x - m), where y
+// (the backward's grad_y) is masked by x where a ReLU followed the batch norm (ReluMask).
+enum class Term { kX, kSquaredDeviation, kY, kYTimesDeviation };
 
-template <Term kTerm>
-OF_AVX2 inline __m256 Accumulate(__m256 acc, const float* x, const float* y, __m256 m) {
+// The forward's ReLU as the backward sees it (BatchNormNhwcBackward's relu_scale and relu_shift): grad_y
+// counts where x * scale + shift > 0, the value that BatchNormNhwcApply's ReLU passed. The mask keeps grad_y's
+// bits there and gives +0 elsewhere, as relu_backward's select does (ReluGradFn, NaN included: NaN > 0 is
+// false in both).
+struct ReluMask {
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+};
+
+// grad_y's vector at y as the backward reads it: masked by the vector of x at x with the mask's scale s and
+// shift t where kMasked.
+template <bool kMasked>
+OF_AVX2 inline __m256 LoadGrad(const float* y, const float* x, __m256 s, __m256 t) {
+  const __m256 g = _mm256_loadu_ps(y);
+  if constexpr (!kMasked) return g;
+  const __m256 z = _mm256_fmadd_ps(_mm256_loadu_ps(x), s, t);  // BatchNormNhwcApply's, before its max
+  return _mm256_and_ps(g, _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ));
+}
+
+template <Term kTerm, bool kMasked>
+OF_AVX2 inline __m256 Accumulate(__m256 acc, const float* x, const float* y, __m256 m, __m256 s, __m256 t) {
   if constexpr (kTerm == Term::kX) {
     return _mm256_add_ps(acc, _mm256_loadu_ps(x));
   } else if constexpr (kTerm == Term::kSquaredDeviation) {
     const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x), m);
     return _mm256_fmadd_ps(d, d, acc);
+  } else if constexpr (kTerm == Term::kY) {
+    return _mm256_add_ps(acc, LoadGrad<kMasked>(y, x, s, t));
   } else {
-    return _mm256_fmadd_ps(_mm256_loadu_ps(y), _mm256_sub_ps(_mm256_loadu_ps(x), m), acc);
+    return _mm256_fmadd_ps(LoadGrad<kMasked>(y, x, s, t), _mm256_sub_ps(_mm256_loadu_ps(x), m), acc);
   }
 }
 
 // sum[j] += kTerm of kRows rows of x (and y) from the first, c floats apart.
-template <Term kTerm, int kRows>
-OF_AVX2 inline void AddRows(const float* x, const float* y, const float* m, int64_t c, float* sum) {
+template <Term kTerm, bool kMasked, int kRows>
+OF_AVX2 inline void AddRows(const float* x, const float* y, const float* m, const ReluMask& mask, int64_t c,
+                            float* sum) {
   for (int64_t j = 0; j < c; j += 8) {
-    const __m256 mj = kTerm == Term::kX ? _mm256_setzero_ps() : _mm256_loadu_ps(m + j);
+    const __m256 mj = kTerm == Term::kX || kTerm == Term::kY ? _mm256_setzero_ps() : _mm256_loadu_ps(m + j);
+    const __m256 sj = kMasked ? _mm256_loadu_ps(mask.scale + j) : _mm256_setzero_ps();
+    const __m256 tj = kMasked ? _mm256_loadu_ps(mask.shift + j) : _mm256_setzero_ps();
     __m256 s = _mm256_loadu_ps(sum + j);
-    for (int q = 0; q < kRows; ++q) s = Accumulate<kTerm>(s, x + q * c + j, y == nullptr ? nullptr : y + q * c + j, mj);
+    for (int q = 0; q < kRows; ++q) {
+      s = Accumulate<kTerm, kMasked>(s, x + q * c + j, y == nullptr ? nullptr : y + q * c + j, mj, sj, tj);
+    }
     _mm256_storeu_ps(sum + j, s);
   }
 }
 
 // sum[j] = the sum of kTerm over the n rows of x (and y) c floats apart, for every channel j, where m[j] is
-// channel j's mean (unused for kX): kRowsAtOnce rows at a time, the bytes in memory order, which the
+// channel j's mean (unused for kX and kY): kRowsAtOnce rows at a time, the bytes in memory order, which the
 // hardware prefetchers follow; the sums stay in the L1 cache. (Sums of 8 channels down the rows, in
 // registers, read x at 15-19 GB/s on 2 threads where this reads 22-27, and a streaming read and write run at
 // 40-50.) A row at a time, each vector of sums was loaded and stored again for every row; four rows per load
 // and store took 17-20% less time for the statistics of ResNet-50's batch norms (3 to 51 MB, warm, 2 threads
 // of an AVX-512 Xeon) and 2-15% less for the backward: 224 -> 213 ms of batch norm per lazy batch-16 step.
-template <Term kTerm>
-OF_AVX2 void SumRowwise(const float* x, const float* y, const float* m, int64_t n, int64_t c, float* sum) {
+template <Term kTerm, bool kMasked = false>
+OF_AVX2 void SumRowwise(const float* x, const float* y, const float* m, int64_t n, int64_t c, float* sum,
+                        const ReluMask& mask = {}) {
   constexpr int kRowsAtOnce = 4;
   for (int64_t j = 0; j < c; j += 8) _mm256_storeu_ps(sum + j, _mm256_setzero_ps());
   int64_t r = 0;
   for (; r + kRowsAtOnce <= n; r += kRowsAtOnce) {
-    AddRows<kTerm, kRowsAtOnce>(x + r * c, y == nullptr ? nullptr : y + r * c, m, c, sum);
+    AddRows<kTerm, kMasked, kRowsAtOnce>(x + r * c, y == nullptr ? nullptr : y + r * c, m, mask, c, sum);
   }
-  for (; r < n; ++r) AddRows<kTerm, 1>(x + r * c, y == nullptr ? nullptr : y + r * c, m, c, sum);
+  for (; r < n; ++r) AddRows<kTerm, kMasked, 1>(x + r * c, y == nullptr ? nullptr : y + r * c, m, mask, c, sum);
 }
 
 // Chunk k's mean and sum of squared deviations from it, per channel (the second sweep reads the chunk from
@@ -135,23 +163,29 @@ OF_AVX2 void ChunkMoments(const float* x, const Chunks& ch, int64_t k, float* me
   SumRowwise<Term::kSquaredDeviation>(base, nullptr, mean, n, c, m2);
 }
 
-// Backward, chunk k: the sums of grad_y and of grad_y * (x - mean) per channel.
+// Backward, chunk k: the sums of grad_y and of grad_y * (x - mean) per channel (grad_y masked where kMasked).
+template <bool kMasked>
 OF_AVX2 void ChunkGradSums(const BatchNormNhwcBackward& b, const Chunks& ch, int64_t k, float* sum_g, float* sum_gx) {
   const int64_t n = ch.size(k), c = ch.c;
   const float* x = b.x + ch.begin(k) * c;
   const float* dy = b.grad_y + ch.begin(k) * c;
-  SumRowwise<Term::kX>(dy, nullptr, nullptr, n, c, sum_g);
-  SumRowwise<Term::kYTimesDeviation>(x, dy, b.mean, n, c, sum_gx);
+  const ReluMask mask{b.relu_scale, b.relu_shift};
+  SumRowwise<Term::kY, kMasked>(x, dy, nullptr, n, c, sum_g, mask);
+  SumRowwise<Term::kYTimesDeviation, kMasked>(x, dy, b.mean, n, c, sum_gx, mask);
 }
 
-// grad_x for rows [begin, end): k * (grad_y - a - (x - mean) * q) per channel (a = q = 0 outside training).
+// grad_x for rows [begin, end): k * (grad_y - a - (x - mean) * q) per channel (a = q = 0 outside training;
+// grad_y masked where kMasked).
+template <bool kMasked>
 OF_AVX2 void GradX(const BatchNormNhwcBackward& b, const float* k, const float* a, const float* q, int64_t begin,
                    int64_t end) {
   const int64_t c = b.c;
+  const __m256 zero = _mm256_setzero_ps();
   for (int64_t r = begin; r < end; ++r) {
     for (int64_t j = 0; j < c; j += 8) {
       const int64_t i = r * c + j;
-      const __m256 g = _mm256_loadu_ps(b.grad_y + i);
+      const __m256 g = LoadGrad<kMasked>(b.grad_y + i, b.x + i, kMasked ? _mm256_loadu_ps(b.relu_scale + j) : zero,
+                                         kMasked ? _mm256_loadu_ps(b.relu_shift + j) : zero);
       const __m256 xm = _mm256_sub_ps(_mm256_loadu_ps(b.x + i), _mm256_loadu_ps(b.mean + j));
       const __m256 d = _mm256_fnmadd_ps(xm, _mm256_loadu_ps(q + j), _mm256_sub_ps(g, _mm256_loadu_ps(a + j)));
       _mm256_storeu_ps(b.grad_x + i, _mm256_mul_ps(_mm256_loadu_ps(k + j), d));
@@ -213,6 +247,7 @@ void BatchNormNhwcApply(const float* x, int64_t rows, int64_t c, const float* sc
 
 void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) {
   const Chunks ch(b.rows, b.c);
+  const bool masked = b.relu_scale != nullptr;
   const int64_t c = b.c;
   // Per group: c sums of grad_y, then c of grad_y * (x - mean).
   const int64_t groups = ch.groups();
@@ -223,7 +258,7 @@ void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) 
       double* group = &partials[g * 2 * c];
       std::fill(group, group + 2 * c, 0.0);
       for (int64_t k = ch.group_begin(g); k < ch.group_end(g); ++k) {
-        ChunkGradSums(b, ch, k, chunk.data(), chunk.data() + c);
+        (masked ? ChunkGradSums<true> : ChunkGradSums<false>)(b, ch, k, chunk.data(), chunk.data() + c);
         for (int64_t j = 0; j < 2 * c; ++j) group[j] += chunk[j];
       }
     }
@@ -247,8 +282,9 @@ void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool) 
       }
     }
   });
-  pool.ParallelFor(b.rows, ApplyGrain(c),
-                   [&](int64_t begin, int64_t end) { GradX(b, k.data(), a.data(), q.data(), begin, end); });
+  pool.ParallelFor(b.rows, ApplyGrain(c), [&](int64_t begin, int64_t end) {
+    (masked ? GradX<true> : GradX<false>)(b, k.data(), a.data(), q.data(), begin, end);
+  });
 }
 
 #else  // no AVX2 kernels on other architectures

@@ -38,6 +38,9 @@ void BatchNormNhwcApply(const float* x, int64_t rows, int64_t c, const float* sc
 //   grad_x = weight * invstd * (grad_y - mean(grad_y) - x_hat * mean(grad_y * x_hat))  in training,
 //   grad_x = weight * invstd * grad_y                                                  otherwise,
 // with x_hat = (x - mean) * invstd and invstd = 1 / sqrt(var + eps). grad_x may be grad_y or x (in place).
+// With relu_scale and relu_shift (c values each, or both null) it is the backward of relu(batch_norm(x)) as
+// BatchNormNhwcApply computed it with those scale and shift: grad_y counts only where x * relu_scale +
+// relu_shift > 0 (Note [Batch norm's ReLU gradient from x] in core/ops/dnnl/batch_norm.cpp).
 struct BatchNormNhwcBackward {
   const float* x;
   const float* grad_y;
@@ -50,6 +53,8 @@ struct BatchNormNhwcBackward {
   float* grad_x;
   float* grad_weight;
   float* grad_bias;
+  const float* relu_scale = nullptr;
+  const float* relu_shift = nullptr;
 };
 void RunBatchNormNhwcBackward(const BatchNormNhwcBackward& b, ThreadPool& pool);
 
