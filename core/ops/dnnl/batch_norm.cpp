@@ -21,6 +21,7 @@
 #include "core/ops/dnnl/dnnl_common.h"
 #include "core/ops/ops.h"
 #include "core/tensor/copy.h"
+#include "core/tensor/factory.h"
 
 namespace oneflow {
 namespace {
@@ -486,16 +487,16 @@ void BatchNormAddReluF32(KernelContext& ctx) {
 // for float32 and float64 only (BatchNormAddReluBackward): half precision rounds y after the ReLU and the
 // saved statistics too, so a mask recomputed from them may differ from y's; there it stays relu_backward.
 
-// relu_backward's select on y (grad_y where y > 0, else 0) into a copy of grad_y, then the batch norm's
-// backward kernel: the two ops.
-template <void (*Kernel)(KernelContext&), typename T>
+// relu_backward's kernel (grad_y where y > 0, else 0) into a buffer laid out as grad_y, then the batch
+// norm's backward kernel: the two ops.
+template <void (*Kernel)(KernelContext&)>
 void BatchNormReluBackwardComposed(KernelContext& ctx) {
-  const TensorPtr grad = CopyOf(ctx.inputs[1], &ctx.pool, ctx.inputs[1]->memory_format());  // y's (layout_inputs)
-  T* g = grad->data<T>();
-  const T* y = ctx.in(6).data<T>();
-  ctx.pool.ParallelFor(grad->numel(), GrainFor(1), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) g[i] = y[i] > T(0) ? g[i] : T(0);
-  });
+  static const OpDef& relu_bwd = OpRegistry::Global().Get("relu_backward");
+  const Tensor& dy = ctx.in(1);
+  const TensorPtr grad = Empty(dy.dtype(), dy.shape(), dy.device(), dy.memory_format());  // y's (layout_inputs)
+  const std::vector<TensorPtr> relu_inputs = {ctx.inputs[1], ctx.inputs[6]}, relu_outputs = {grad};
+  KernelContext relu{relu_inputs, relu_outputs, Attrs{}, ctx.pool, ctx.generator, &relu_bwd};
+  relu_bwd.FindKernel(DeviceType::kCPU, dy.dtype())->fn(relu);
   const std::vector<TensorPtr> inputs = {ctx.inputs[0], grad, ctx.inputs[2], ctx.inputs[3], ctx.inputs[4]};
   KernelContext bn{inputs, ctx.outputs, ctx.attrs, ctx.pool, ctx.generator, ctx.op};
   Kernel(bn);
@@ -510,7 +511,7 @@ void BatchNormReluBackwardF32(KernelContext& ctx) {
                    ctx.attrs.Float("eps"), scale, shift);
     if (BatchNormBackwardNhwc(ctx, scale.data(), shift.data())) return;
   }
-  BatchNormReluBackwardComposed<BatchNormBackwardF32, float>(ctx);
+  BatchNormReluBackwardComposed<BatchNormBackwardF32>(ctx);
 }
 
 // ---- autograd -------------------------------------------------------------------------------------
@@ -620,9 +621,7 @@ void RegisterBatchNormOps(OpRegistry& registry) {
       .infer = InferBatchNormReluBackward,
       .kernels = cpu::WithHalfInFloat32(
           {{DeviceType::kCPU, {DataType::kFloat32}, Guarded<BatchNormReluBackwardF32>, /*channels_last=*/true},
-           {DeviceType::kCPU,
-            {DataType::kFloat64},
-            BatchNormReluBackwardComposed<BatchNormBackwardRef<double>, double>}}),
+           {DeviceType::kCPU, {DataType::kFloat64}, BatchNormReluBackwardComposed<BatchNormBackwardRef<double>>}}),
       .layout = LayoutOfInputs,  // x's
       .layout_inputs = {0, 1, 6},
       .layout_outputs = {0},
