@@ -291,25 +291,40 @@ TEST(Conv2d, WeightGradientOverPatchesInChunks) {
   CheckWeightGradientWithoutBias({{1, 512, 44, 44}, 16, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false});
 }
 
-// The Winograd weight gradient with sums of 1 MiB and more (64 x 256 channels), in blocks of at most 4 MiB
+// The Winograd weight gradient of float32 channels-last operands on `threads` threads against oneDNN's of the
+// same operands (with the bias gradient, which the Winograd kernels do not give).
+void CheckWinogradWeightGradientAgainstOneDnn(const ConvCase& k, int32_t threads) {
+  SCOPED_TRACE(fmt::format("{} on {} threads", k.name(), threads));
+  const auto f32 = DType::Float32();
+  const TensorPtr x = ChannelsLast(RandomTensor(f32, k.x)), dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
+  const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
+  Session session(SessionOptions{.num_threads = threads});
+  SessionScope scope(session);
+  const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
+  Attrs winograd = k.attrs(), onednn = k.attrs();
+  winograd.Set("bias_grad", false);
+  onednn.Set("bias_grad", true);
+  ExpectTensorNear(Apply(bwd_weight, {x, dy, w}, winograd)[0], f32, k.weight_shape(),
+                   ToDoubles(Apply(bwd_weight, {x, dy, w}, onednn)[0]), Tol(f32), Tol(f32));
+}
+
+// The Winograd weight gradient with sums of 1 MiB to 4 MiB (64 x 256 channels), in blocks of at most 4 MiB
 // of transformed input and output gradient: on one thread the 256 tiles are 2 blocks of 128, which add
-// into the same sums; of stride 1 and 2. Against oneDNN's weight gradient of the same float32 operands
-// (with the bias gradient, which the Winograd kernels do not give).
+// into the same sums; of stride 1 and 2.
 TEST(Conv2d, WinogradWeightGradientInLargeBlocks) {
-  for (const ConvCase& k : {ConvCase{{1, 64, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
-                            ConvCase{{1, 64, 64, 64}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}}) {
-    SCOPED_TRACE(k.name());
-    const auto f32 = DType::Float32();
-    const TensorPtr x = ChannelsLast(RandomTensor(f32, k.x)), dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
-    const TensorPtr w = RandomTensor(f32, k.weight_shape());  // gives the weight's shape only
-    Session one_thread(SessionOptions{.num_threads = 1});
-    SessionScope scope(one_thread);
-    const OpDef& bwd_weight = OpRegistry::Global().Get("conv2d_backward_weight");
-    Attrs winograd = k.attrs(), onednn = k.attrs();
-    winograd.Set("bias_grad", false);
-    onednn.Set("bias_grad", true);
-    ExpectTensorNear(Apply(bwd_weight, {x, dy, w}, winograd)[0], f32, k.weight_shape(),
-                     ToDoubles(Apply(bwd_weight, {x, dy, w}, onednn)[0]), Tol(f32), Tol(f32));
+  CheckWinogradWeightGradientAgainstOneDnn({{1, 64, 32, 32}, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false}, 1);
+  CheckWinogradWeightGradientAgainstOneDnn({{1, 64, 64, 64}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}, 1);
+}
+
+// ... with sums of 4 MiB and more, by position (Note [Weight gradients by position]): 512 x 128 channels over
+// 441 tiles, two spans of tiles (the second one added into the first's sums); 256 x 256 of stride 2; 512 x
+// 512 over 128 tiles of 7x7 images (the forward's channels stop at 256). On 1 and 3 threads (each weight
+// matrix's products on one of them).
+TEST(Conv2d, WinogradWeightGradientByPosition) {
+  for (const ConvCase& k : {ConvCase{{1, 512, 42, 42}, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
+                            ConvCase{{1, 256, 30, 30}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false},
+                            ConvCase{{8, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false}}) {
+    for (int32_t threads : {1, 3}) CheckWinogradWeightGradientAgainstOneDnn(k, threads);
   }
 }
 

@@ -18,6 +18,7 @@
 #endif
 
 #include "core/ops/cpu/x86_simd.h"
+#include "core/ops/dnnl/sgemm.h"
 
 namespace oneflow::cpu {
 
@@ -60,12 +61,12 @@ int64_t TilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
 
 // Tiles per block of the weight gradient. Its products add each block's tiles into the 16 * ci * co sums
 // of the thread's part, which are loaded and stored again for every block: where they outgrow the L2
-// cache (1 MiB and more: 128 channels in and out; 4 MiB at 256), short blocks spend much of the products
-// on them. There each part takes its tiles in as few blocks as keep the block's transformed input and
-// output gradient (positions * tiles * (ci + co) floats) within 4 MiB (the thread's scratch buffers grow to
-// that), split evenly: 8-13% less time than TilesPerBlock's at 128 and 256 channels, 4 and 16 images (2
-// threads of an AVX-512 EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With smaller sums the
-// blocks stay TilesPerBlock's, which keep the block in L2 between the transforms and the products: the
+// cache (1 MiB and more: 128 channels in and out; from 4 MiB the passes go by position instead, Note
+// [Weight gradients by position]), short blocks spend much of the products on them. There each part takes its tiles in
+// as few blocks as keep the block's transformed input and output gradient (positions * tiles * (ci + co) floats) within
+// 4 MiB (the thread's scratch buffers grow to that), split evenly: 8-13% less time than TilesPerBlock's at 128 and 256
+// channels, 4 and 16 images (2 threads of an AVX-512 EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With
+// smaller sums the blocks stay TilesPerBlock's, which keep the block in L2 between the transforms and the products: the
 // large ones, faster on warm data at 64 channels, took 5-22% longer in the main job's training step
 // (16 to 64 channels, cold data).
 int64_t WeightGradientTilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
@@ -170,6 +171,10 @@ struct StrideTwo {  // the forward and the weight gradient of stride 2, by phase
 struct StrideTwoTransposed : StrideTwo {};  // the backward data of stride 2, over dx's blocks
 
 // ---- transforms -------------------------------------------------------------------------------------
+//
+// A transform of the tiles [t0, t0 + nt) reads or writes them as rows 0 to nt - 1 of matrices of `rows`
+// tiles (a position's matrix Stride(rows, channels) floats from the next one's): a block's own buffers
+// (rows = nt), or its rows of matrices that hold every tile (Note [Weight gradients by position]).
 
 // The tile's image, and its top left on the pass's grid; Next moves to the following tile.
 struct TileAt {
@@ -269,11 +274,11 @@ template <typename V, typename Fn>
   }
 }
 
-// v[16][nt][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
+// v[16][rows][ci] = B^T d B for the input tiles d of tiles [t0, t0 + nt) (zero outside the input), where
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
 template <typename V>
-void TransformInput(StrideOne, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
-  const int64_t position_stride = Stride(nt, p.ci);
+void TransformInput(StrideOne, const Pass& p, const float* in, int64_t t0, int64_t nt, int64_t rows, float* v) {
+  const int64_t position_stride = Stride(rows, p.ci);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const Window<4> window(p, in, at.image, at.y - p.pt, at.x - p.pl);
@@ -300,11 +305,12 @@ void TransformInput(StrideOne, const Pass& p, const float* in, int64_t t0, int64
   }
 }
 
-// out = A^T m A (+ bias) for the tiles [t0, t0 + nt) of m[16][nt][co], the outputs inside `out` only, where
+// out = A^T m A (+ bias) for the tiles [t0, t0 + nt) of m[16][rows][co], the outputs inside `out` only, where
 //   A^T = [1 1 1 0; 0 1 -1 -1].
 template <typename V>
-void TransformOutput(StrideOne, const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
-  const int64_t position_stride = Stride(nt, p.co);
+void TransformOutput(StrideOne, const Pass& p, const float* m, int64_t t0, int64_t nt, int64_t rows, const float* bias,
+                     float* out) {
+  const int64_t position_stride = Stride(rows, p.co);
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const OutputTile tile(p, at);
@@ -332,11 +338,11 @@ void TransformOutput(StrideOne, const Pass& p, const float* m, int64_t t0, int64
   }
 }
 
-// w[16][nt][co] = A g A^T for the output-gradient tiles g of tiles [t0, t0 + nt) (zero outside the
+// w[16][rows][co] = A g A^T for the output-gradient tiles g of tiles [t0, t0 + nt) (zero outside the
 // output): the gradient of the output transform.
 template <typename V>
-void TransformOutputGrad(StrideOne, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
-  const int64_t position_stride = Stride(nt, p.co);
+void TransformOutputGrad(StrideOne, const Pass& p, const float* dy, int64_t t0, int64_t nt, int64_t rows, float* w) {
+  const int64_t position_stride = Stride(rows, p.co);
   ForEachOutputGradTile<V>(
       p, dy, t0, nt, w, [&](float* out, const auto& g) __attribute__((always_inline)) {
         using W = std::remove_cvref_t<decltype(g[0][0])>;
@@ -465,11 +471,11 @@ template <typename W>
   }
 }
 
-// v[25][nt][ci]: the positions of the stride-2 tiles [t0, t0 + nt) from their 5 x 5 input windows (zero
+// v[25][rows][ci]: the positions of the stride-2 tiles [t0, t0 + nt) from their 5 x 5 input windows (zero
 // outside the input): the phase (a, b) takes the window's rows a, a + 2, ... and columns b, b + 2, ...
 template <typename V>
-void TransformInput(StrideTwo, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
-  const int64_t plane = nt * p.ci;
+void TransformInput(StrideTwo, const Pass& p, const float* in, int64_t t0, int64_t nt, int64_t rows, float* v) {
+  const int64_t plane = rows * p.ci;
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const Window<5> window(p, in, at.image, 2 * at.y - p.pt, 2 * at.x - p.pl);
@@ -492,11 +498,12 @@ void TransformInput(StrideTwo, const Pass& p, const float* in, int64_t t0, int64
   }
 }
 
-// out = the sum of the four phases' results (+ bias) for the stride-2 tiles [t0, t0 + nt) of m[25][nt][co],
+// out = the sum of the four phases' results (+ bias) for the stride-2 tiles [t0, t0 + nt) of m[25][rows][co],
 // the outputs inside `out` only.
 template <typename V>
-void TransformOutput(StrideTwo, const Pass& p, const float* m, int64_t t0, int64_t nt, const float* bias, float* out) {
-  const int64_t plane = nt * p.co;
+void TransformOutput(StrideTwo, const Pass& p, const float* m, int64_t t0, int64_t nt, int64_t rows, const float* bias,
+                     float* out) {
+  const int64_t plane = rows * p.co;
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const OutputTile tile(p, at);
@@ -516,11 +523,11 @@ void TransformOutput(StrideTwo, const Pass& p, const float* m, int64_t t0, int64
   }
 }
 
-// w[25][nt][co]: the gradients of the phases' results for the output-gradient tiles g (2 x 2) of the
+// w[25][rows][co]: the gradients of the phases' results for the output-gradient tiles g (2 x 2) of the
 // stride-2 tiles [t0, t0 + nt) (zero outside the output), the transpose of their TransformOutput.
 template <typename V>
-void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, int64_t nt, float* w) {
-  const int64_t plane = nt * p.co;
+void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, int64_t nt, int64_t rows, float* w) {
+  const int64_t plane = rows * p.co;
   ForEachOutputGradTile<V>(
       p, dy, t0, nt, w, [&](float* out, const auto& g) __attribute__((always_inline)) {
         using W = std::remove_cvref_t<decltype(g[0][0])>;
@@ -544,11 +551,12 @@ void TransformOutputGrad(StrideTwo, const Pass& p, const float* dy, int64_t t0, 
 // a = (r + pt) % 2 of the padded rows is a correlation of dy with the taps of that parity, rotated (two
 // taps for a = 0, one for a = 1). A tile of 4 rows of dx (2 on the grid) from y = 2 * at.y takes 2 rows of
 // each phase, which read dy's rows from u0 - 1 + s to u0 + 1 + s (u0 = pt / 2 + at.y, s = pt % 2): the even
-// phase all 3, the odd one rows 1 - s and 2 - s of them. v[25][nt][ci] from those 3 x 3 windows, in the
+// phase all 3, the odd one rows 1 - s and 2 - s of them. v[25][rows][ci] from those 3 x 3 windows, in the
 // positions' layout of StrideTwo's TransformInput (the weights rotated by TransformWeights).
 template <typename V>
-void TransformInput(StrideTwoTransposed, const Pass& p, const float* in, int64_t t0, int64_t nt, float* v) {
-  const int64_t plane = nt * p.ci, sy = p.pt % 2, sx = p.pl % 2;
+void TransformInput(StrideTwoTransposed, const Pass& p, const float* in, int64_t t0, int64_t nt, int64_t rows,
+                    float* v) {
+  const int64_t plane = rows * p.ci, sy = p.pt % 2, sx = p.pl % 2;
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     const Window<3> window(p, in, at.image, p.pt / 2 + at.y - 1 + sy, p.pl / 2 + at.x - 1 + sx);
@@ -570,14 +578,14 @@ void TransformInput(StrideTwoTransposed, const Pass& p, const float* in, int64_t
   }
 }
 
-// dx from m[25][nt][co] of the tiles [t0, t0 + nt) of dx's grid (p.phases): phase (a, b)'s result (i, j)
+// dx from m[25][rows][co] of the tiles [t0, t0 + nt) of dx's grid (p.phases): phase (a, b)'s result (i, j)
 // of the tile at (y, x) is dx(2 (y + i) + (a xor pt % 2), 2 (x + j) + (b xor pl % 2)), where inside dx
 // (the input's transform). Every element of dx is one tile's. (No bias: the signature is
 // TransformOutput's.)
 template <typename V>
-void TransformOutput(StrideTwoTransposed, const Pass& p, const float* m, int64_t t0, int64_t nt, const float*,
-                     float* out) {
-  const int64_t plane = nt * p.co, sy = p.pt % 2, sx = p.pl % 2;
+void TransformOutput(StrideTwoTransposed, const Pass& p, const float* m, int64_t t0, int64_t nt, int64_t rows,
+                     const float*, float* out) {
+  const int64_t plane = rows * p.co, sy = p.pt % 2, sx = p.pl % 2;
   TileAt at = Locate(p, t0);
   for (int64_t t = 0; t < nt; ++t, Next(p, at)) {
     float* image = out + at.image * p.oh * p.ow * p.co;
@@ -922,18 +930,18 @@ constexpr int PositionsOf(int w) {
     static constexpr int64_t kColumns = KernelColumns<V>();                                                        \
     template <typename S>                                                                                          \
     static Target __attribute__((flatten)) void Input(const Pass& p, const float* in, int64_t t0, int64_t nt,      \
-                                                      float* v) {                                                  \
-      TransformInput<V>(S{}, p, in, t0, nt, v);                                                                    \
+                                                      int64_t rows, float* v) {                                    \
+      TransformInput<V>(S{}, p, in, t0, nt, rows, v);                                                              \
     }                                                                                                              \
     template <typename S>                                                                                          \
     static Target __attribute__((flatten)) void Output(const Pass& p, const float* m, int64_t t0, int64_t nt,      \
-                                                       const float* bias, float* out) {                            \
-      TransformOutput<V>(S{}, p, m, t0, nt, bias, out);                                                            \
+                                                       int64_t rows, const float* bias, float* out) {              \
+      TransformOutput<V>(S{}, p, m, t0, nt, rows, bias, out);                                                      \
     }                                                                                                              \
     template <typename S>                                                                                          \
     static Target __attribute__((flatten)) void OutputGrad(const Pass& p, const float* dy, int64_t t0, int64_t nt, \
-                                                           float* w) {                                             \
-      TransformOutputGrad<V>(S{}, p, dy, t0, nt, w);                                                               \
+                                                           int64_t rows, float* w) {                               \
+      TransformOutputGrad<V>(S{}, p, dy, t0, nt, rows, w);                                                         \
     }                                                                                                              \
     template <bool Accumulate>                                                                                     \
     static Target __attribute__((flatten)) void Multiply(int64_t m, int64_t n, int64_t depth, const float* a,      \
@@ -990,13 +998,13 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
     float* m = m_buffer.Get(kTilePositions * Stride(per_block, p.co));
     for (int64_t block = begin; block < end; ++block) {
       const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-      K::template Input<S>(p, in, t0, nt, v);
+      K::template Input<S>(p, in, t0, nt, nt, v);
       for (int w = 0; w < kPositions; ++w) {  // the rows of w's positions (one matrix) times w's matrix
         const int first = FirstPosition<S>(w);
         K::template Multiply<false>(PositionsOf<S>(w) * nt, p.co, p.ci, v + S::Offset(first, nt * p.ci), p.ci, 1,
                                     u + w * Stride(p.ci, p.co), /*b_in_panels=*/true, m + S::Offset(first, nt * p.co));
       }
-      K::template Output<S>(p, m, t0, nt, bias, out);
+      K::template Output<S>(p, m, t0, nt, nt, bias, out);
     }
   });
 }
@@ -1021,8 +1029,8 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
       const int64_t first = blocks * part / parts;
       for (int64_t block = first; block < blocks * (part + 1) / parts; ++block) {
         const int64_t t0 = block * per_block, nt = std::min(per_block, tiles - t0);
-        K::template Input<S>(p, x, t0, nt, v);
-        K::template OutputGrad<S>(p, dy, t0, nt, g);
+        K::template Input<S>(p, x, t0, nt, nt, v);
+        K::template OutputGrad<S>(p, dy, t0, nt, nt, g);
         for (int w = 0; w < kPositions; ++w) {  // z[w] (c x o) (+)= v[w's]^T (c x rows) g[w's] (rows x o)
           const int first_position = FirstPosition<S>(w);
           const auto multiply = block == first ? K::template Multiply<false> : K::template Multiply<true>;
@@ -1038,6 +1046,65 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
   });
 }
 
+// Note [Weight gradients by position]
+// RunBackwardWeight's threads each add their blocks of tiles into 16 * ci * co sums of their own, which its
+// products load and store again for every block, and the parts are added up at the end. From 4 MiB of
+// sums (kSumsByPosition: 256 channels in and out, and 16 MiB at 512) that traffic dominates. There the
+// threads instead transform spans of tiles together, x's and dy's positions of every tile of the span into
+// matrices they share (at most kSpanBytes of them, in the calling thread's buffers), and then split the 16
+// products by weight matrix: each matrix's sums are one thread's, taken over the whole span in one
+// product, and loaded again only for the next span. The products are oneDNN's sgemm, which packs its
+// operands: MultiplyPanels read the transposed input's rows ci floats apart and reached about half of the
+// FMA peak here. In ResNet-50's lazy training step (2 threads of an AVX-512 Xeon, alternated builds), the
+// 256-channel 3x3 weight gradients took 8.3 -> 7.1 ms per call at batch 16, 2.4 -> 1.8 at batch 4, 0.9 ->
+// 0.7 at batch 1; the 512-channel ones 9.9 against 11.9 ms as products over patches (WinogradRuns). At 128
+// channels (1 MiB of sums) the large blocks of WeightGradientTilesPerBlock stayed as fast (9.0 against 9.3
+// ms at batch 16).
+constexpr int64_t kSumsByPosition = int64_t{4} << 20;
+constexpr int64_t kSpanBytes = int64_t{16} << 20;
+
+bool ByPosition(const Winograd3x3& s) { return kPositions * s.c * s.o * int64_t{sizeof(float)} >= kSumsByPosition; }
+
+// dw = the weight gradient, on kernels K with the transforms of S, by position (Note [Weight gradients by
+// position]).
+template <typename K, typename S>
+void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  constexpr int kTilePositions = S::kTilePositions;
+  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const int64_t tiles = p.tiles(), threads = pool.num_threads();
+  const int64_t most = std::max<int64_t>(kRows, kSpanBytes / int64_t{sizeof(float)} / (kTilePositions * (p.ci + p.co)));
+  const int64_t spans = (tiles + most - 1) / most, per_span = (tiles + spans - 1) / spans;
+  thread_local ScratchBuffer v_buffer, g_buffer;  // the calling thread's; the pool's threads fill and read them
+  float* v = v_buffer.Get(kTilePositions * Stride(per_span, p.ci));
+  float* g = g_buffer.Get(kTilePositions * Stride(per_span, p.co));
+  const int64_t z_size = kPositions * Stride(s.c, s.o);
+  const AlignedFloats z = NewAlignedFloats(z_size);
+  for (int64_t t0 = 0; t0 < tiles; t0 += per_span) {
+    const int64_t nt = std::min(per_span, tiles - t0);
+    pool.ParallelFor(nt, kRows, [&](int64_t begin, int64_t end) {
+      K::template Input<S>(p, x, t0 + begin, end - begin, nt, v + begin * p.ci);
+      K::template OutputGrad<S>(p, dy, t0 + begin, end - begin, nt, g + begin * p.co);
+    });
+    // z[w] (c x o) (+)= v[w's]^T (c x rows) g[w's] (rows x o), each w on the thread whose share of the
+    // positions holds the middle of w's.
+    pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        for (int w = 0, before = 0; w < kPositions; before += PositionsOf<S>(w), ++w) {
+          if ((2 * before + PositionsOf<S>(w)) * threads / (2 * kTilePositions) != part) continue;
+          const int first = FirstPosition<S>(w);
+          dnnl_util::SgemmAlone('T', 'N', p.ci, p.co, PositionsOf<S>(w) * nt, 1.0f, v + S::Offset(first, nt * p.ci),
+                                p.ci, g + S::Offset(first, nt * p.co), p.co, t0 == 0 ? 0.0f : 1.0f,
+                                z.get() + w * Stride(p.ci, p.co), p.co);
+        }
+      }
+    });
+  }
+  pool.ParallelFor(s.c, WeightRowsPerChunk(s.o), [&](int64_t begin, int64_t end) {
+    (s.stride == 1 ? InverseTransformWeights<1> : InverseTransformWeights<2>)(z.get(), 1, z_size, s.o, s.c, begin, end,
+                                                                              dw);
+  });
+}
+
 // The passes on the kernels of the CPU's vector width (WideVectors).
 template <typename S>
 void Forward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
@@ -1045,20 +1112,31 @@ void Forward(const Pass& p, const float* in, const float* u, const float* bias, 
 }
 template <typename S>
 void BackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
+  if (ByPosition(s)) {
+    return (WideVectors() ? RunBackwardWeightByPosition<Avx512Kernels, S>
+                          : RunBackwardWeightByPosition<Avx2Kernels, S>)(s, x, dy, dw, pool);
+  }
   (WideVectors() ? RunBackwardWeight<Avx512Kernels, S> : RunBackwardWeight<Avx2Kernels, S>)(s, x, dy, dw, pool);
 }
 
 }  // namespace
 
-bool WinogradRuns(const Winograd3x3& s) {
+bool WinogradRuns(const Winograd3x3& s, WinogradPass pass) {
   const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
   // Stride 1: the backward data pads by 2 - p at the end too.
   const bool end_padding_ok =
       s.stride == 2 || (padding_ok(s.oh + 2 - s.h - s.pad_top) && padding_ok(s.ow + 2 - s.w - s.pad_left));
   // Measured faster than oneDNN's direct kernels from 16 to 256 channels (bench/README.md). At 512
-  // (ResNet-50's last stage, 7x7) they are slower: the 16 MiB of transformed weights (and of weight
-  // gradient sums) outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles.
-  const auto channels_ok = [](int64_t c) { return c % 8 == 0 && c >= 16 && c <= 256; };
+  // (ResNet-50's last stage, 7x7) the forward and backward data are slower: the 16 MiB of transformed
+  // weights outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles (ResNet-50's lazy step
+  // at batch 16, per call: 11.6 and 12.8 ms against oneDNN's 10.5 and 10.5). The weight gradient by
+  // position (Note [Weight gradients by position]) beats the product over patches that runs it otherwise
+  // over many tiles (batch 16, 256 tiles: 9.9 against 11.9 ms per call), not over few (batch 4, 64 tiles:
+  // 3.2 against 2.9, its 16 MiB of sums written and read for short products): from kWideGradientTiles.
+  constexpr int64_t kWideGradientTiles = 128;
+  const int64_t tiles = s.n * ((s.oh + 1) / 2) * ((s.ow + 1) / 2);
+  const int64_t most = pass == WinogradPass::kWeightGradient && tiles >= kWideGradientTiles ? 512 : 256;
+  const auto channels_ok = [most](int64_t c) { return c % 8 == 0 && c >= 16 && c <= most; };
   return HasAvx2Fma() && Setting() != "0" && (s.stride == 1 || s.stride == 2) && channels_ok(s.c) && channels_ok(s.o) &&
          padding_ok(s.pad_top) && padding_ok(s.pad_left) && end_padding_ok && s.n * s.oh * s.ow >= 64;
 }
@@ -1087,7 +1165,7 @@ void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* d
 
 #else  // no AVX2 kernels on other architectures
 
-bool WinogradRuns(const Winograd3x3&) { return false; }
+bool WinogradRuns(const Winograd3x3&, WinogradPass) { return false; }
 void WinogradForward(const Winograd3x3&, const float*, const float*, const float*, float*, ThreadPool&) {}
 void WinogradBackwardData(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}
 void WinogradBackwardWeight(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}

@@ -33,7 +33,7 @@
 // matrix before their inverse transform. ResNet-50's stride-2 3x3 convolutions of 128 and 256 channels
 // at batch 4 (2 threads, AVX-512 EPYC, in the training step): forward 4.14 / 4.25 -> 3.5 / 3.7 ms,
 // backward data 4.15 / 4.14 -> 3.4 / 3.6, weight gradient 5.1 / 4.6 -> 4.1 / 4.3-4.6 (the 512-channel
-// one stays on oneDNN, see WinogradRuns).
+// one's forward and backward data stay on oneDNN, see WinogradRuns).
 //
 // AVX-512 CPUs run them too: there the direct kernels are at most twice as wide, and on CPUs that split
 // 512-bit operations in two (AMD's Zen 4) not faster at all; ResNet-50's training step at batch 16 took
@@ -57,10 +57,13 @@ struct Winograd3x3 {
   int64_t stride;  // 1, or 2 in both dimensions (Note [Winograd convolutions of stride 2])
 };
 
-// Whether the Winograd kernels run `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8 (AVX2's
-// vectors' width) from 16 to 256, stride 1 or 2, each padding in [0, 2] (for stride 1 the end paddings
-// too), and at least 64 outputs per channel, unless OF_WINOGRAD=0.
-bool WinogradRuns(const Winograd3x3& s);
+enum class WinogradPass { kForward, kBackwardData, kWeightGradient };
+
+// Whether the Winograd kernels run `pass` of `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8
+// (AVX2's vectors' width) from 16 to 256 (to 512 for the weight gradient over at least 128 tiles of 2x2
+// outputs), stride 1 or 2, each padding in [0, 2] (for stride 1 the end paddings too), and at least 64
+// outputs per channel, unless OF_WINOGRAD=0.
+bool WinogradRuns(const Winograd3x3& s, WinogradPass pass);
 
 // y = conv2d(x, w) + bias (bias: o values, or null). Overwrites y.
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
