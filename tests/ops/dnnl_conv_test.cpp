@@ -99,9 +99,11 @@ const std::vector<ConvCase> kCases = {
 };
 // ... with many channels (float32 only, where the Winograd kernels run: the float64 loops are slow): few
 // tiles, split evenly across the threads, and the products' columns in panels, the second one of 8
-// columns (forward) or 16 (backward data); of stride 1 and 2.
+// columns (forward) or 16 (backward data); of stride 1 and 2. With 4 MiB of transformed weights and more,
+// by position (Note [Winograd passes by position]): 256 x 256 channels of stride 2 (more below).
 const std::vector<ConvCase> kManyChannels = {{{1, 256, 8, 8}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true},
-                                             {{1, 256, 16, 15}, 136, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, true}};
+                                             {{1, 256, 16, 15}, 136, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, true},
+                                             {{1, 256, 16, 15}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}};
 
 std::vector<double> RefConv(const ConvCase& k, const TensorPtr& x, const TensorPtr& w, const TensorPtr& bias) {
   const std::vector<double> xv = ToDoubles(x), wv = ToDoubles(w);
@@ -316,15 +318,83 @@ TEST(Conv2d, WinogradWeightGradientInLargeBlocks) {
   CheckWinogradWeightGradientAgainstOneDnn({{1, 64, 64, 64}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}, 1);
 }
 
-// ... with sums of 4 MiB and more, by position (Note [Weight gradients by position]): 512 x 128 channels over
+// ... with sums of 4 MiB and more, by position (Note [Winograd passes by position]): 512 x 128 channels over
 // 441 tiles, two spans of tiles (the second one added into the first's sums); 256 x 256 of stride 2; 512 x
-// 512 over 128 tiles of 7x7 images (the forward's channels stop at 256). On 1 and 3 threads (each weight
-// matrix's products on one of them).
+// 512 over 128 tiles of 7x7 images. On 1 and 3 threads (each weight matrix's products on one of them).
 TEST(Conv2d, WinogradWeightGradientByPosition) {
   for (const ConvCase& k : {ConvCase{{1, 512, 42, 42}, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
                             ConvCase{{1, 256, 30, 30}, 256, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false},
                             ConvCase{{8, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false}}) {
     for (int32_t threads : {1, 3}) CheckWinogradWeightGradientAgainstOneDnn(k, threads);
+  }
+}
+
+// x (n, c, h, w)'s channels [c0, c1) (a tensor of the dtype; values in NCHW order).
+TensorPtr ChannelRange(const TensorPtr& x, int64_t c0, int64_t c1) {
+  const Shape& s = x->shape();
+  const std::vector<double> v = ToDoubles(x);
+  const int64_t plane = s[2].value() * s[3].value(), c = s[1].value();
+  std::vector<double> out;
+  for (int64_t n = 0; n < s[0].value(); ++n) {
+    out.insert(out.end(), v.begin() + (n * c + c0) * plane, v.begin() + (n * c + c1) * plane);
+  }
+  return FromDoubles(x->dtype(), Shape{s[0], Dim(c1 - c0), s[2], s[3]}, out);
+}
+
+// The forward and backward data by position with 512 input channels over 64 tiles of 7x7 images (ResNet-50's
+// last stage at batch 4; over fewer they run oneDNN's kernels), of stride 1 and 2: y as the sum of the
+// convolutions of x's and w's two halves of 256 channels, dx's halves as the backward data of w's halves,
+// which the Winograd kernels run in blocks (their float64 references take long at these sizes).
+TEST(Conv2d, WinogradByPositionAsTheSumOfTheInputChannelHalves) {
+  const auto f32 = DType::Float32();
+  for (const ConvCase& k : {ConvCase{{4, 512, 7, 7}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false},
+                            ConvCase{{4, 512, 14, 13}, 136, 3, 3, {2, 2}, {1, 1}, {1, 1}, 1, false}}) {
+    SCOPED_TRACE(k.name());
+    const TensorPtr x = RandomTensor(f32, k.x), w = RandomTensor(f32, k.weight_shape());
+    const TensorPtr dy = ChannelsLast(RandomTensor(f32, k.y_shape()));
+    const OpDef& bwd_data = OpRegistry::Global().Get("conv2d_backward_data");
+    std::vector<double> y(static_cast<size_t>(k.y_shape().numel()), 0.0), dx;
+    for (int64_t c0 : {0, 256}) {
+      const TensorPtr xh = ChannelsLast(ChannelRange(x, c0, c0 + 256)), wh = ChannelRange(w, c0, c0 + 256);
+      const std::vector<double> part = ToDoubles(ops::Conv2d(xh, wh, TensorPtr(), k.options()));
+      for (size_t i = 0; i < y.size(); ++i) y[i] += part[i];
+      const TensorPtr dxh = ChannelsLast(Apply1(bwd_data, {dy, wh, xh}, k.attrs()));
+      dx.resize(static_cast<size_t>(k.x.numel()));
+      const std::vector<double> dxv = ToDoubles(dxh);
+      const int64_t plane = k.x[2].value() * k.x[3].value();
+      for (int64_t n = 0; n < k.x[0].value(); ++n) {
+        std::copy_n(dxv.begin() + n * 256 * plane, 256 * plane, dx.begin() + (n * 512 + c0) * plane);
+      }
+    }
+    ExpectTensorNear(ops::Conv2d(ChannelsLast(x), w, TensorPtr(), k.options()), f32, k.y_shape(), y, Tol(f32),
+                     Tol(f32));
+    ExpectTensorNear(Apply1(bwd_data, {dy, w, ChannelsLast(x)}, k.attrs()), f32, k.x, dx, Tol(f32), Tol(f32));
+  }
+}
+
+// The forward and backward data by position over two spans of tiles (512 x 136 channels, 3 images of 196
+// tiles, spans of 294): each image as the same pass over that image alone (one span).
+TEST(Conv2d, WinogradByPositionOverSpansAsImageByImage) {
+  const auto f32 = DType::Float32();
+  const ConvCase k{{3, 512, 28, 28}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
+  const ConvCase one{{1, 512, 28, 28}, 136, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false};
+  const TensorPtr x = RandomTensor(f32, k.x), dy = RandomTensor(f32, k.y_shape());
+  const TensorPtr w = RandomTensor(f32, k.weight_shape());
+  const OpDef& bwd_data = OpRegistry::Global().Get("conv2d_backward_data");
+  const std::vector<double> xv = ToDoubles(x), dyv = ToDoubles(dy);
+  const std::vector<double> y = ToDoubles(ops::Conv2d(ChannelsLast(x), w, TensorPtr(), k.options()));
+  const std::vector<double> dx = ToDoubles(Apply1(bwd_data, {ChannelsLast(dy), w, ChannelsLast(x)}, k.attrs()));
+  const auto image = [](const std::vector<double>& v, int64_t i, int64_t size) {
+    return std::vector<double>(v.begin() + i * size, v.begin() + (i + 1) * size);
+  };
+  const int64_t x_size = one.x.numel(), y_size = one.y_shape().numel();
+  for (int64_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(fmt::format("image {}", i));
+    const TensorPtr xi = ChannelsLast(FromDoubles(f32, one.x, image(xv, i, x_size)));
+    const TensorPtr dyi = ChannelsLast(FromDoubles(f32, one.y_shape(), image(dyv, i, y_size)));
+    ExpectTensorNear(ops::Conv2d(xi, w, TensorPtr(), one.options()), f32, one.y_shape(), image(y, i, y_size), Tol(f32),
+                     Tol(f32));
+    ExpectTensorNear(Apply1(bwd_data, {dyi, w, xi}, one.attrs()), f32, one.x, image(dx, i, x_size), Tol(f32), Tol(f32));
   }
 }
 

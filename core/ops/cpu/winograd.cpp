@@ -62,13 +62,14 @@ int64_t TilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
 // Tiles per block of the weight gradient. Its products add each block's tiles into the 16 * ci * co sums
 // of the thread's part, which are loaded and stored again for every block: where they outgrow the L2
 // cache (1 MiB and more: 128 channels in and out; from 4 MiB the passes go by position instead, Note
-// [Weight gradients by position]), short blocks spend much of the products on them. There each part takes its tiles in
-// as few blocks as keep the block's transformed input and output gradient (positions * tiles * (ci + co) floats) within
-// 4 MiB (the thread's scratch buffers grow to that), split evenly: 8-13% less time than TilesPerBlock's at 128 and 256
-// channels, 4 and 16 images (2 threads of an AVX-512 EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With
-// smaller sums the blocks stay TilesPerBlock's, which keep the block in L2 between the transforms and the products: the
-// large ones, faster on warm data at 64 channels, took 5-22% longer in the main job's training step
-// (16 to 64 channels, cold data).
+// [Winograd passes by position]), short blocks spend much of the products on them. There each part
+// takes its tiles in as few blocks as keep the block's transformed input and output gradient (positions
+// * tiles * (ci + co) floats) within 4 MiB (the thread's scratch buffers grow to that), split evenly:
+// 8-13% less time than TilesPerBlock's at 128 and 256 channels, 4 and 16 images (2 threads of an AVX-512
+// EPYC; 2 MiB gained less at 256 channels, 8 MiB no more). With smaller sums the blocks stay
+// TilesPerBlock's, which keep the block in L2 between the transforms and the products: the large ones,
+// faster on warm data at 64 channels, took 5-22% longer in the main job's training step (16 to 64
+// channels, cold data).
 int64_t WeightGradientTilesPerBlock(const Pass& p, int64_t positions, int64_t threads) {
   if (kPositions * p.ci * p.co * int64_t{sizeof(float)} < (int64_t{1} << 20)) {
     return TilesPerBlock(p, positions, threads);
@@ -174,7 +175,7 @@ struct StrideTwoTransposed : StrideTwo {};  // the backward data of stride 2, ov
 //
 // A transform of the tiles [t0, t0 + nt) reads or writes them as rows 0 to nt - 1 of matrices of `rows`
 // tiles (a position's matrix Stride(rows, channels) floats from the next one's): a block's own buffers
-// (rows = nt), or its rows of matrices that hold every tile (Note [Weight gradients by position]).
+// (rows = nt), or its rows of matrices that hold every tile (Note [Winograd passes by position]).
 
 // The tile's image, and its top left on the pass's grid; Next moves to the following tile.
 struct TileAt {
@@ -973,14 +974,14 @@ int64_t PanelColumns() { return WideVectors() ? Avx512Kernels::kColumns : Avx2Ke
 // ---- passes -----------------------------------------------------------------------------------------
 
 // TransformWeights over all rows, on the pool: u[16][a][b] as TransformWeights describes, in panels for the
-// CPU's kernels.
+// CPU's kernels, or plain (rows of b) for the products by position (Note [Winograd passes by position]).
 AlignedFloats TransformedWeights(const float* weight, int64_t o, int64_t c, bool backward_data, int stride,
-                                 ThreadPool& pool) {
+                                 bool by_position, ThreadPool& pool) {
   AlignedFloats u = NewAlignedFloats(kPositions * Stride(o, c));
   const int64_t rows = backward_data ? o : c, columns = backward_data ? c : o;
   pool.ParallelFor(rows, WeightRowsPerChunk(columns), [&](int64_t begin, int64_t end) {
-    (stride == 1 ? TransformWeights<1> : TransformWeights<2>)(weight, o, c, backward_data, begin, end, PanelColumns(),
-                                                              u.get());
+    (stride == 1 ? TransformWeights<1> : TransformWeights<2>)(weight, o, c, backward_data, begin, end,
+                                                              by_position ? columns : PanelColumns(), u.get());
   });
   return u;
 }
@@ -1046,24 +1047,77 @@ void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, fl
   });
 }
 
-// Note [Weight gradients by position]
-// RunBackwardWeight's threads each add their blocks of tiles into 16 * ci * co sums of their own, which its
-// products load and store again for every block, and the parts are added up at the end. From 4 MiB of
-// sums (kSumsByPosition: 256 channels in and out, and 16 MiB at 512) that traffic dominates. There the
-// threads instead transform spans of tiles together, x's and dy's positions of every tile of the span into
-// matrices they share (at most kSpanBytes of them, in the calling thread's buffers), and then split the 16
-// products by weight matrix: each matrix's sums are one thread's, taken over the whole span in one
-// product, and loaded again only for the next span. The products are oneDNN's sgemm, which packs its
-// operands: MultiplyPanels read the transposed input's rows ci floats apart and reached about half of the
-// FMA peak here. In ResNet-50's lazy training step (2 threads of an AVX-512 Xeon, alternated builds), the
-// 256-channel 3x3 weight gradients took 8.3 -> 7.1 ms per call at batch 16, 2.4 -> 1.8 at batch 4, 0.9 ->
-// 0.7 at batch 1; the 512-channel ones 9.9 against 11.9 ms as products over patches (WinogradRuns). At 128
-// channels (1 MiB of sums) the large blocks of WeightGradientTilesPerBlock stayed as fast (9.0 against 9.3
-// ms at batch 16).
-constexpr int64_t kSumsByPosition = int64_t{4} << 20;
+// Note [Winograd passes by position]
+// The passes above work on blocks of tiles, one thread's each, that stay in the L2 cache from the
+// transforms to the products; each block reads all 16 transformed weight matrices (the forward and backward
+// data), or adds into 16 * ci * co sums of the thread's own, loaded and stored again for every block (the
+// weight gradient, whose parts are added up at the end). From 4 MiB of them (kByPosition: 256 channels in
+// and out; 16 MiB at 512) that traffic dominates. There the threads transform spans of tiles together,
+// into matrices they share (at most kSpanBytes of them, in the calling thread's buffers), and then split
+// the 16 products by weight matrix: each matrix is one thread's, multiplied over the whole span in one
+// product, and the weight gradient's sums are loaded again only for the next span; the forward's outputs
+// are transformed back after. The products are oneDNN's sgemm, which packs its operands (MultiplyPanels
+// read the weight gradient's transposed input with rows ci floats apart and reached about half of the FMA
+// peak there). In ResNet-50's lazy training step (2 threads of an AVX-512 Xeon, alternated builds, per
+// call, forward / backward data / weight gradient), at 256 channels (14x14): batch 16 6.7 / 6.8 / 8.3 ->
+// 6.1 / 6.3 / 7.1 ms, batch 4 2.1 / 2.1 / 2.4 -> 1.8 / 1.7 / 1.9, batch 1 0.85 / 0.85 / 0.92 -> 0.69 / 0.61
+// / 0.57. At 512 (7x7), which oneDNN's direct kernels and products over patches ran before
+// (WinogradRuns), batch 16 11.1 / 10.9 / 12.1 -> 9.8 / 8.9 / 9.8. At 128 channels (1 MiB) the blocks stay
+// faster: the forward 4.8-5.1 against 5.2-5.6 ms at batch 16 (warm, alone), the weight gradient 9.0
+// against 9.3 in the step.
+constexpr int64_t kByPosition = int64_t{4} << 20;
 constexpr int64_t kSpanBytes = int64_t{16} << 20;
 
-bool ByPosition(const Winograd3x3& s) { return kPositions * s.c * s.o * int64_t{sizeof(float)} >= kSumsByPosition; }
+bool ByPosition(const Winograd3x3& s) { return kPositions * s.c * s.o * int64_t{sizeof(float)} >= kByPosition; }
+
+// Tiles per span of the passes by position, for tiles of `positions` positions: their transformed
+// matrices (positions * tiles * (ci + co) floats) in at most kSpanBytes, split evenly.
+int64_t TilesPerSpan(const Pass& p, int64_t positions) {
+  const int64_t most = std::max<int64_t>(kRows, kSpanBytes / int64_t{sizeof(float)} / (positions * (p.ci + p.co)));
+  const int64_t spans = (p.tiles() + most - 1) / most;
+  return (p.tiles() + spans - 1) / spans;
+}
+
+// Calls fn(w, first, count) for the weight matrices w of S whose positions (count of them from `first`)
+// have their middle in share `part` of `parts` equal shares of S's positions: the products by position
+// split between the pool's threads.
+template <typename S, typename Fn>
+void ForEachWeightOfPart(int64_t part, int64_t parts, Fn&& fn) {
+  for (int w = 0, before = 0; w < kPositions; before += PositionsOf<S>(w), ++w) {
+    if ((2 * before + PositionsOf<S>(w)) * parts / (2 * S::kTilePositions) == part) {
+      fn(w, FirstPosition<S>(w), PositionsOf<S>(w));
+    }
+  }
+}
+
+// out = the convolution of `in` with transformed weights u[16][ci][co] (plain) (+ bias), by position (Note
+// [Winograd passes by position]), with the transforms of kernels K and S.
+template <typename K, typename S>
+void RunForwardByPosition(const Pass& p, const float* in, const float* u, const float* bias, float* out,
+                          ThreadPool& pool) {
+  constexpr int kTilePositions = S::kTilePositions;
+  const int64_t tiles = p.tiles(), threads = pool.num_threads(), per_span = TilesPerSpan(p, kTilePositions);
+  thread_local ScratchBuffer v_buffer, m_buffer;  // the calling thread's; the pool's threads fill and read them
+  float* v = v_buffer.Get(kTilePositions * Stride(per_span, p.ci));
+  float* m = m_buffer.Get(kTilePositions * Stride(per_span, p.co));
+  for (int64_t t0 = 0; t0 < tiles; t0 += per_span) {
+    const int64_t nt = std::min(per_span, tiles - t0);
+    pool.ParallelFor(nt, kRows, [&](int64_t begin, int64_t end) {
+      K::template Input<S>(p, in, t0 + begin, end - begin, nt, v + begin * p.ci);
+    });
+    pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        ForEachWeightOfPart<S>(part, threads, [&](int w, int first, int count) {
+          dnnl_util::SgemmAlone('N', 'N', count * nt, p.co, p.ci, 1.0f, v + S::Offset(first, nt * p.ci), p.ci,
+                                u + w * Stride(p.ci, p.co), p.co, 0.0f, m + S::Offset(first, nt * p.co), p.co);
+        });
+      }
+    });
+    pool.ParallelFor(nt, kRows, [&](int64_t begin, int64_t end) {
+      K::template Output<S>(p, m + begin * p.co, t0 + begin, end - begin, nt, bias, out);
+    });
+  }
+}
 
 // dw = the weight gradient, on kernels K with the transforms of S, by position (Note [Weight gradients by
 // position]).
@@ -1071,9 +1125,7 @@ template <typename K, typename S>
 void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
   constexpr int kTilePositions = S::kTilePositions;
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  const int64_t tiles = p.tiles(), threads = pool.num_threads();
-  const int64_t most = std::max<int64_t>(kRows, kSpanBytes / int64_t{sizeof(float)} / (kTilePositions * (p.ci + p.co)));
-  const int64_t spans = (tiles + most - 1) / most, per_span = (tiles + spans - 1) / spans;
+  const int64_t tiles = p.tiles(), threads = pool.num_threads(), per_span = TilesPerSpan(p, kTilePositions);
   thread_local ScratchBuffer v_buffer, g_buffer;  // the calling thread's; the pool's threads fill and read them
   float* v = v_buffer.Get(kTilePositions * Stride(per_span, p.ci));
   float* g = g_buffer.Get(kTilePositions * Stride(per_span, p.co));
@@ -1085,17 +1137,14 @@ void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const flo
       K::template Input<S>(p, x, t0 + begin, end - begin, nt, v + begin * p.ci);
       K::template OutputGrad<S>(p, dy, t0 + begin, end - begin, nt, g + begin * p.co);
     });
-    // z[w] (c x o) (+)= v[w's]^T (c x rows) g[w's] (rows x o), each w on the thread whose share of the
-    // positions holds the middle of w's.
+    // z[w] (c x o) (+)= v[w's]^T (c x rows) g[w's] (rows x o)
     pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        for (int w = 0, before = 0; w < kPositions; before += PositionsOf<S>(w), ++w) {
-          if ((2 * before + PositionsOf<S>(w)) * threads / (2 * kTilePositions) != part) continue;
-          const int first = FirstPosition<S>(w);
-          dnnl_util::SgemmAlone('T', 'N', p.ci, p.co, PositionsOf<S>(w) * nt, 1.0f, v + S::Offset(first, nt * p.ci),
-                                p.ci, g + S::Offset(first, nt * p.co), p.co, t0 == 0 ? 0.0f : 1.0f,
+        ForEachWeightOfPart<S>(part, threads, [&](int w, int first, int count) {
+          dnnl_util::SgemmAlone('T', 'N', p.ci, p.co, count * nt, 1.0f, v + S::Offset(first, nt * p.ci), p.ci,
+                                g + S::Offset(first, nt * p.co), p.co, t0 == 0 ? 0.0f : 1.0f,
                                 z.get() + w * Stride(p.ci, p.co), p.co);
-        }
+        });
       }
     });
   }
@@ -1107,7 +1156,12 @@ void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const flo
 
 // The passes on the kernels of the CPU's vector width (WideVectors).
 template <typename S>
-void Forward(const Pass& p, const float* in, const float* u, const float* bias, float* out, ThreadPool& pool) {
+void Forward(const Pass& p, const float* in, const float* u, const float* bias, float* out, bool by_position,
+             ThreadPool& pool) {
+  if (by_position) {
+    return (WideVectors() ? RunForwardByPosition<Avx512Kernels, S>
+                          : RunForwardByPosition<Avx2Kernels, S>)(p, in, u, bias, out, pool);
+  }
   (WideVectors() ? RunForward<Avx512Kernels, S> : RunForward<Avx2Kernels, S>)(p, in, u, bias, out, pool);
 }
 template <typename S>
@@ -1121,21 +1175,19 @@ void BackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float
 
 }  // namespace
 
-bool WinogradRuns(const Winograd3x3& s, WinogradPass pass) {
+bool WinogradRuns(const Winograd3x3& s) {
   const auto padding_ok = [](int64_t p) { return p >= 0 && p <= 2; };
   // Stride 1: the backward data pads by 2 - p at the end too.
   const bool end_padding_ok =
       s.stride == 2 || (padding_ok(s.oh + 2 - s.h - s.pad_top) && padding_ok(s.ow + 2 - s.w - s.pad_left));
-  // Measured faster than oneDNN's direct kernels from 16 to 256 channels (bench/README.md). At 512
-  // (ResNet-50's last stage, 7x7) the forward and backward data are slower: the 16 MiB of transformed
-  // weights outgrow the L2 caches, and 7x7 images fill 8x8 outputs' worth of tiles (ResNet-50's lazy step
-  // at batch 16, per call: 11.6 and 12.8 ms against oneDNN's 10.5 and 10.5). The weight gradient by
-  // position (Note [Weight gradients by position]) beats the product over patches that runs it otherwise
-  // over many tiles (batch 16, 256 tiles: 9.9 against 11.9 ms per call), not over few (batch 4, 64 tiles:
-  // 3.2 against 2.9, its 16 MiB of sums written and read for short products): from kWideGradientTiles.
-  constexpr int64_t kWideGradientTiles = 128;
+  // Measured faster than oneDNN's direct kernels from 16 to 256 channels (bench/README.md), and by position
+  // (Note [Winograd passes by position]) at 512 too over at least kWideTiles tiles. Below, the 16 MiB of
+  // transformed weights or sums weigh more than the 1.7x fewer products gain (7x7 images fill 8x8 outputs'
+  // worth of tiles): not measured below batch 4 of ResNet-50's last stage (64 tiles), where the three
+  // passes took 3.4 / 2.8 / 3.0 ms per call against oneDNN's 3.6 / 3.3 and the product over patches' 3.0.
+  constexpr int64_t kWideTiles = 64;
   const int64_t tiles = s.n * ((s.oh + 1) / 2) * ((s.ow + 1) / 2);
-  const int64_t most = pass == WinogradPass::kWeightGradient && tiles >= kWideGradientTiles ? 512 : 256;
+  const int64_t most = tiles >= kWideTiles ? 512 : 256;
   const auto channels_ok = [most](int64_t c) { return c % 8 == 0 && c >= 16 && c <= most; };
   return HasAvx2Fma() && Setting() != "0" && (s.stride == 1 || s.stride == 2) && channels_ok(s.c) && channels_ok(s.o) &&
          padding_ok(s.pad_top) && padding_ok(s.pad_left) && end_padding_ok && s.n * s.oh * s.ow >= 64;
@@ -1143,20 +1195,22 @@ bool WinogradRuns(const Winograd3x3& s, WinogradPass pass) {
 
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool& pool) {
-  const AlignedFloats u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, s.stride, pool);
+  const bool by_position = ByPosition(s);
+  const AlignedFloats u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, s.stride, by_position, pool);
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
-  (s.stride == 1 ? Forward<StrideOne> : Forward<StrideTwo>)(p, x, u.get(), bias, y, pool);
+  (s.stride == 1 ? Forward<StrideOne> : Forward<StrideTwo>)(p, x, u.get(), bias, y, by_position, pool);
 }
 
 void WinogradBackwardData(const Winograd3x3& s, const float* dy, const float* w, float* dx, ThreadPool& pool) {
-  const AlignedFloats u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, s.stride, pool);
+  const bool by_position = ByPosition(s);
+  const AlignedFloats u = TransformedWeights(w, s.o, s.c, /*backward_data=*/true, s.stride, by_position, pool);
   if (s.stride == 2) {  // over dx's phases
     const Pass p{s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, s.pad_top, s.pad_left, /*phases=*/true};
-    return Forward<StrideTwoTransposed>(p, dy, u.get(), nullptr, dx, pool);
+    return Forward<StrideTwoTransposed>(p, dy, u.get(), nullptr, dx, by_position, pool);
   }
   // dx[y] sums dy[y + pad_top - i] w[i]: a convolution of dy with the rotated kernel and padding 2 - pad.
   const Pass p{s.n, s.oh, s.ow, s.o, s.h, s.w, s.c, 2 - s.pad_top, 2 - s.pad_left};
-  Forward<StrideOne>(p, dy, u.get(), nullptr, dx, pool);
+  Forward<StrideOne>(p, dy, u.get(), nullptr, dx, by_position, pool);
 }
 
 void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
@@ -1165,7 +1219,7 @@ void WinogradBackwardWeight(const Winograd3x3& s, const float* x, const float* d
 
 #else  // no AVX2 kernels on other architectures
 
-bool WinogradRuns(const Winograd3x3&, WinogradPass) { return false; }
+bool WinogradRuns(const Winograd3x3&) { return false; }
 void WinogradForward(const Winograd3x3&, const float*, const float*, const float*, float*, ThreadPool&) {}
 void WinogradBackwardData(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}
 void WinogradBackwardWeight(const Winograd3x3&, const float*, const float*, float*, ThreadPool&) {}

@@ -57,13 +57,11 @@ struct Winograd3x3 {
   int64_t stride;  // 1, or 2 in both dimensions (Note [Winograd convolutions of stride 2])
 };
 
-enum class WinogradPass { kForward, kBackwardData, kWeightGradient };
-
-// Whether the Winograd kernels run `pass` of `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8
-// (AVX2's vectors' width) from 16 to 256 (to 512 for the weight gradient over at least 128 tiles of 2x2
-// outputs), stride 1 or 2, each padding in [0, 2] (for stride 1 the end paddings too), and at least 64
-// outputs per channel, unless OF_WINOGRAD=0.
-bool WinogradRuns(const Winograd3x3& s, WinogradPass pass);
+// Whether the Winograd kernels run `s`: an x86 CPU with AVX2 and FMA, c and o multiples of 8 (AVX2's
+// vectors' width) from 16 to 256 (to 512 over at least 64 tiles of 2x2 outputs), stride 1 or 2, each
+// padding in [0, 2] (for stride 1 the end paddings too), and at least 64 outputs per channel, unless
+// OF_WINOGRAD=0.
+bool WinogradRuns(const Winograd3x3& s);
 
 // y = conv2d(x, w) + bias (bias: o values, or null). Overwrites y.
 void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const float* bias, float* y,

@@ -340,13 +340,13 @@ void ConvBackwardWeightRef(KernelContext& ctx);
 
 // The Winograd kernels' view of `g` if they run it (Note [Winograd convolutions]): 3x3, stride 1 or 2
 // (Note [Winograd convolutions of stride 2]), one group, channels last.
-std::optional<cpu::Winograd3x3> WinogradOf(const ConvGeom& g, cpu::WinogradPass pass) {
+std::optional<cpu::Winograd3x3> WinogradOf(const ConvGeom& g) {
   if (g.is3d || !g.channels_last || g.g != 1 || g.kh != 3 || g.kw != 3 || g.win.stride[0] != g.win.stride[1] ||
       g.win.dilation[0] != 1 || g.win.dilation[1] != 1) {
     return std::nullopt;
   }
   const cpu::Winograd3x3 s{g.n, g.c, g.h, g.w, g.o, g.oh, g.ow, g.win.padding[0], g.win.padding[1], g.win.stride[0]};
-  if (!cpu::WinogradRuns(s, pass)) return std::nullopt;
+  if (!cpu::WinogradRuns(s)) return std::nullopt;
   return s;
 }
 
@@ -670,7 +670,7 @@ bool PatchesBackwardData(KernelContext& ctx, const ConvGeom& g, const float* dy,
 // 512-channel stride-1 one (18 against 17 ms). The positions are taken in chunks whose patches fill about
 // kPatchBytes (their sums added up by sgemm's beta), which stay in the last-level cache between the copy
 // and the product and bound the buffer. (The 512-channel 3x3 ones of stride 1 and 2 now run on the
-// Winograd kernels over 128 tiles and more: Note [Weight gradients by position] in
+// Winograd kernels over 64 tiles and more: Note [Winograd passes by position] in
 // core/ops/cpu/winograd.cpp.) Not for weights of fewer than kManyWeights elements over many
 // positions: few outputs, each a long sum, which sgemm splits poorly between threads; ResNet's stem (64 x
 // 3 x 7 x 7, 12544 positions at batch 4) took 12.5 against 5.3 ms, the main job's 64 x 32 x 3 x 3 of
@@ -790,7 +790,7 @@ void ConvF32(KernelContext& ctx) {
   if (!DnnlRuns(g)) return RunContiguous(ctx, ConvRef<float>);
   g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
   const bool bias = ctx.inputs[2] != nullptr;
-  if (const auto s = WinogradOf(g, cpu::WinogradPass::kForward)) {
+  if (const auto s = WinogradOf(g)) {
     return cpu::WinogradForward(*s, ctx.in(0).data<float>(), ContiguousInput(ctx, 1)->data<float>(),
                                 bias ? ContiguousInput(ctx, 2)->data<float>() : nullptr, ctx.out(0).data<float>(),
                                 ctx.pool);
@@ -821,7 +821,7 @@ void ConvBackwardDataF32(KernelContext& ctx) {
   g.channels_last = ChannelsLastCall(ctx.in(0), ctx.out(0));
   const TensorPtr dy = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0), w = ContiguousInput(ctx, 1);
   void* dx = ctx.out(0).raw_data();
-  if (const auto s = WinogradOf(g, cpu::WinogradPass::kBackwardData)) {
+  if (const auto s = WinogradOf(g)) {
     return cpu::WinogradBackwardData(*s, dy->data<float>(), w->data<float>(), static_cast<float*>(dx), ctx.pool);
   }
   if (OneByOneBackwardData(ctx, g, dy->data<float>(), w->data<float>(), static_cast<float*>(dx)) ||
@@ -866,7 +866,7 @@ void ConvBackwardWeightF32(KernelContext& ctx) {
   const TensorPtr x = g.channels_last ? ctx.inputs[0] : ContiguousInput(ctx, 0);
   const TensorPtr dy = g.channels_last ? ctx.inputs[1] : ContiguousInput(ctx, 1);
   void* dw = ctx.out(0).raw_data();
-  if (const auto s = !bias ? WinogradOf(g, cpu::WinogradPass::kWeightGradient) : std::nullopt) {
+  if (const auto s = !bias ? WinogradOf(g) : std::nullopt) {
     return cpu::WinogradBackwardWeight(*s, x->data<float>(), dy->data<float>(), static_cast<float*>(dw), ctx.pool);
   }
   if ((!bias && ImageChannelsWeightGradientRun(ctx, g, x->data<float>(), dy->data<float>())) ||
