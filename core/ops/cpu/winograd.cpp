@@ -1078,6 +1078,14 @@ int64_t TilesPerSpan(const Pass& p, int64_t positions) {
   return (p.tiles() + spans - 1) / spans;
 }
 
+// The calling thread's buffer `which` (0 or 1) of at least `floats` floats, for the passes by position:
+// shared by all of them (at most kSpanBytes together, kept for the next call), filled and read by the
+// pool's threads during a call.
+float* SpanBuffer(int which, int64_t floats) {
+  thread_local ScratchBuffer buffers[2];
+  return buffers[which].Get(floats);
+}
+
 // Calls fn(w, first, count) for the weight matrices w of S whose positions (count of them from `first`)
 // have their middle in share `part` of `parts` equal shares of S's positions: the products by position
 // split between the pool's threads.
@@ -1097,9 +1105,8 @@ void RunForwardByPosition(const Pass& p, const float* in, const float* u, const 
                           ThreadPool& pool) {
   constexpr int kTilePositions = S::kTilePositions;
   const int64_t tiles = p.tiles(), threads = pool.num_threads(), per_span = TilesPerSpan(p, kTilePositions);
-  thread_local ScratchBuffer v_buffer, m_buffer;  // the calling thread's; the pool's threads fill and read them
-  float* v = v_buffer.Get(kTilePositions * Stride(per_span, p.ci));
-  float* m = m_buffer.Get(kTilePositions * Stride(per_span, p.co));
+  float* v = SpanBuffer(0, kTilePositions * Stride(per_span, p.ci));
+  float* m = SpanBuffer(1, kTilePositions * Stride(per_span, p.co));
   for (int64_t t0 = 0; t0 < tiles; t0 += per_span) {
     const int64_t nt = std::min(per_span, tiles - t0);
     pool.ParallelFor(nt, kRows, [&](int64_t begin, int64_t end) {
@@ -1119,16 +1126,15 @@ void RunForwardByPosition(const Pass& p, const float* in, const float* u, const 
   }
 }
 
-// dw = the weight gradient, on kernels K with the transforms of S, by position (Note [Weight gradients by
+// dw = the weight gradient, on kernels K with the transforms of S, by position (Note [Winograd passes by
 // position]).
 template <typename K, typename S>
 void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
   constexpr int kTilePositions = S::kTilePositions;
   const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
   const int64_t tiles = p.tiles(), threads = pool.num_threads(), per_span = TilesPerSpan(p, kTilePositions);
-  thread_local ScratchBuffer v_buffer, g_buffer;  // the calling thread's; the pool's threads fill and read them
-  float* v = v_buffer.Get(kTilePositions * Stride(per_span, p.ci));
-  float* g = g_buffer.Get(kTilePositions * Stride(per_span, p.co));
+  float* v = SpanBuffer(0, kTilePositions * Stride(per_span, p.ci));
+  float* g = SpanBuffer(1, kTilePositions * Stride(per_span, p.co));
   const int64_t z_size = kPositions * Stride(s.c, s.o);
   const AlignedFloats z = NewAlignedFloats(z_size);
   for (int64_t t0 = 0; t0 < tiles; t0 += per_span) {
