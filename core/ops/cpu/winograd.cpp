@@ -1,6 +1,7 @@
 // Winograd F(2x2, 3x3) convolutions (see winograd.h, Note [Winograd convolutions]).
 //
-// Every pass works on blocks of output tiles (2x2 outputs each). A block's transformed tiles are kept as
+// Every pass works on blocks of output tiles (2x2 outputs each), one thread's each, or on spans of them that
+// the threads share (Note [Winograd passes by position]). A block's transformed tiles are kept as
 // 16 matrices, one per position of the 4x4 transformed tile, each (tiles x channels) with the channels
 // contiguous: the transforms run on a vector of channels at once (8 or 16), and the products are plain
 // matrix products.
@@ -43,6 +44,9 @@ struct Pass {
   int64_t tiles_x() const { return (grid_w() + 1) / 2; }
   int64_t tiles() const { return n * tiles_y() * tiles_x(); }
 };
+
+// The pass over the output tiles of `s`: the forward's and the weight gradient's.
+Pass OutputPass(const Winograd3x3& s) { return {s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left}; }
 
 // Tiles per block of the forward passes, for tiles of `positions` positions (16, or 25 of stride 2): the
 // block's transformed input and output (positions * tiles * (ci + co) floats) in about 192 KiB, so they
@@ -1014,7 +1018,7 @@ void RunForward(const Pass& p, const float* in, const float* u, const float* bia
 template <typename K, typename S>
 void RunBackwardWeight(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
   constexpr int kTilePositions = S::kTilePositions;
-  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const Pass p = OutputPass(s);
   const int64_t tiles = p.tiles(), per_block = WeightGradientTilesPerBlock(p, kTilePositions, pool.num_threads()),
                 blocks = (tiles + per_block - 1) / per_block;
   // Each part sums its share of the blocks into its own z[16][c][o] (its first block overwrites it); the
@@ -1131,7 +1135,7 @@ void RunForwardByPosition(const Pass& p, const float* in, const float* u, const 
 template <typename K, typename S>
 void RunBackwardWeightByPosition(const Winograd3x3& s, const float* x, const float* dy, float* dw, ThreadPool& pool) {
   constexpr int kTilePositions = S::kTilePositions;
-  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const Pass p = OutputPass(s);
   const int64_t tiles = p.tiles(), threads = pool.num_threads(), per_span = TilesPerSpan(p, kTilePositions);
   float* v = SpanBuffer(0, kTilePositions * Stride(per_span, p.ci));
   float* g = SpanBuffer(1, kTilePositions * Stride(per_span, p.co));
@@ -1192,8 +1196,7 @@ bool WinogradRuns(const Winograd3x3& s) {
   // worth of tiles): not measured below batch 4 of ResNet-50's last stage (64 tiles), where the three
   // passes took 3.4 / 2.8 / 3.0 ms per call against oneDNN's 3.6 / 3.3 and the product over patches' 3.0.
   constexpr int64_t kWideTiles = 64;
-  const int64_t tiles = s.n * ((s.oh + 1) / 2) * ((s.ow + 1) / 2);
-  const int64_t most = tiles >= kWideTiles ? 512 : 256;
+  const int64_t most = OutputPass(s).tiles() >= kWideTiles ? 512 : 256;
   const auto channels_ok = [most](int64_t c) { return c % 8 == 0 && c >= 16 && c <= most; };
   return HasAvx2Fma() && Setting() != "0" && (s.stride == 1 || s.stride == 2) && channels_ok(s.c) && channels_ok(s.o) &&
          padding_ok(s.pad_top) && padding_ok(s.pad_left) && end_padding_ok && s.n * s.oh * s.ow >= 64;
@@ -1203,7 +1206,7 @@ void WinogradForward(const Winograd3x3& s, const float* x, const float* w, const
                      ThreadPool& pool) {
   const bool by_position = ByPosition(s);
   const AlignedFloats u = TransformedWeights(w, s.o, s.c, /*backward_data=*/false, s.stride, by_position, pool);
-  const Pass p{s.n, s.h, s.w, s.c, s.oh, s.ow, s.o, s.pad_top, s.pad_left};
+  const Pass p = OutputPass(s);
   (s.stride == 1 ? Forward<StrideOne> : Forward<StrideTwo>)(p, x, u.get(), bias, y, by_position, pool);
 }
 
